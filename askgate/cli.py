@@ -1,0 +1,26 @@
+"""The askgate command line (Typer + Rich). Subcommands live beside the code they drive."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="askgate",
+    help="One broker for every way an AI agent stops to ask.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """askgate: accept asks in any dialect, route them, render them as A2UI, deliver the answer."""
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

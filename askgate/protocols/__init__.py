@@ -1,0 +1,1 @@
+"""One sans-I/O codec per dialect: JSON in, canonical model out, and back. No network, no database."""
