@@ -18,6 +18,11 @@ def _root() -> None:
     """askgate: accept asks in any dialect, route them, render them as A2UI, deliver the answer."""
 
 
+from askgate.conformance.cli import conformance_app  # noqa: E402
+
+app.add_typer(conformance_app, name="conformance")
+
+
 def main() -> None:
     app()
 
