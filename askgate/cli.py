@@ -22,6 +22,10 @@ from askgate.conformance.cli import conformance_app  # noqa: E402
 
 app.add_typer(conformance_app, name="conformance")
 
+from askgate.cli_validate import validate  # noqa: E402
+
+app.command("validate")(validate)
+
 
 def main() -> None:
     app()

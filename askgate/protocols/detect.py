@@ -164,8 +164,6 @@ def _hint(doc: Mapping[str, Any]) -> str:
     keys = set(doc)
     if "action" in keys and keys <= {"action", "content", "_meta"}:
         return " It looks like an elicitation answer ({action, content}); only requests are detected."
-    if "status" in keys and "queryId" in keys:
-        return " It looks like an AQP QueryResponse; only requests are detected."
     if "jsonrpc" in keys and "method" in keys:
         return f" JSON-RPC method {doc.get('method')!r} is not an ask (MCP asks use \"{_MCP_METHOD}\")."
     return ""
