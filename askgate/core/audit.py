@@ -16,9 +16,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import rfc8785
+from pydantic import SecretBytes, SecretStr
+
+if TYPE_CHECKING:
+    from .lifecycle import AuditEvent
 
 HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 HASH_FIELDS = ("entry_hash", "previous_hash")
@@ -37,12 +41,45 @@ class Verification:
 
 def canonical(value: Any) -> bytes:
     """RFC 8785 JCS bytes of ``value`` (raises ValueError for non-I-JSON input)."""
-    raise NotImplementedError
+    try:
+        return rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError as exc:
+        raise ValueError(f"not canonicalisable as RFC 8785 JSON: {exc}") from exc
+    except (TypeError, RecursionError) as exc:
+        raise ValueError(f"not JSON data: {exc}") from exc
+
+
+def _raw(previous_hash: str | None) -> bytes:
+    if previous_hash is None:
+        return b""
+    if not isinstance(previous_hash, str) or not HASH_RE.match(previous_hash):
+        raise ValueError("previous_hash must be 64 lowercase hex digits")
+    return bytes.fromhex(previous_hash)
 
 
 def entry_hash(entry: Mapping[str, Any], previous_hash: str | None) -> str:
     """SHA-256 hex over JCS(entry minus both hash fields) || raw bytes of ``previous_hash``."""
-    raise NotImplementedError
+    body = {k: v for k, v in entry.items() if k not in HASH_FIELDS}
+    return hashlib.sha256(canonical(body) + _raw(previous_hash)).hexdigest()
+
+
+def _timestamp(value: datetime | str) -> str:
+    if isinstance(value, str):
+        return value
+    if value.tzinfo is None:
+        raise ValueError("audit timestamps must be timezone-aware")
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _check_no_secrets(value: Any, where: str) -> None:
+    if isinstance(value, SecretStr | SecretBytes):
+        raise ValueError(f"a credential ({where}) must never enter the audit chain")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_no_secrets(v, f"{where}/{k}")
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _check_no_secrets(v, f"{where}/{i}")
 
 
 def chain_entry(
@@ -55,11 +92,95 @@ def chain_entry(
     previous_hash: str | None,
     request_hash: str | None = None,
 ) -> dict[str, Any]:
-    """One ContextEntry-shaped dict: the ids, the ``data`` members flattened in, and both hashes."""
-    raise NotImplementedError
+    """One ContextEntry-shaped dict: the ids, the ``data`` members flattened in, and both hashes.
+
+    ``data`` keys may not reuse the ContextEntry member names; ``None`` values in ``data`` are dropped
+    (absent optional members are omitted, not written as null).
+    """
+    entry: dict[str, Any] = {"entry_id": entry_id, "step_id": step_id, "step_type": step_type}
+    if timestamp is not None:
+        entry["timestamp"] = _timestamp(timestamp)
+    if request_hash is not None:
+        entry["request_hash"] = request_hash
+    for key, value in (data or {}).items():
+        if key in RESERVED:
+            raise ValueError(f"audit data may not set the ContextEntry member {key!r}")
+        if value is not None:
+            _check_no_secrets(value, key)
+            entry[key] = value
+    if previous_hash is not None:
+        _raw(previous_hash)
+        entry["previous_hash"] = previous_hash
+    entry["entry_hash"] = entry_hash(entry, previous_hash)
+    return entry
 
 
 def verify_chain(entries: Iterable[Any], *, anchor: str | None = None) -> Verification:
     """Check every link and hash; name the first broken entry. ``anchor``: the expected previous hash of
     the first entry when verifying a chain segment (None: the first entry must have no previous hash)."""
-    raise NotImplementedError
+    expected_prev = anchor
+    head: str | None = None
+    for i, entry in enumerate(entries):
+        bad = _check_entry(entry, expected_prev, first=(i == 0))
+        if bad is not None:
+            return Verification(ok=False, first_bad=i, reason=bad)
+        head = entry["entry_hash"]
+        expected_prev = head
+    return Verification(ok=True, head=head)
+
+
+def _check_entry(entry: Any, expected_prev: str | None, *, first: bool) -> str | None:
+    """Why ``entry`` breaks the chain, or None when it is sound."""
+    if not isinstance(entry, Mapping):
+        return f"entry is a {type(entry).__name__}, not an object"
+    for key in ("entry_id", "step_id", "step_type"):
+        if not isinstance(entry.get(key), str):
+            return f"required member {key!r} is missing or not a string"
+    stated = entry.get("entry_hash")
+    if not isinstance(stated, str) or not HASH_RE.match(stated):
+        return "entry_hash is missing or not 64 lowercase hex digits"
+    prev = entry.get("previous_hash")
+    if prev is not None and (not isinstance(prev, str) or not HASH_RE.match(prev)):
+        return "previous_hash is not 64 lowercase hex digits"
+    if expected_prev is None:
+        if prev is not None:
+            return "the first entry has a previous_hash but no anchor was given"
+    elif prev is None:
+        return "previous_hash is missing" if not first else "previous_hash does not match the anchor"
+    elif prev != expected_prev:
+        return (
+            "previous_hash does not match the previous entry's entry_hash"
+            if not first
+            else "previous_hash does not match the anchor"
+        )
+    try:
+        actual = entry_hash(entry, prev)
+    except ValueError as exc:
+        return f"entry cannot be canonicalised: {exc}"
+    if actual != stated:
+        return f"entry_hash mismatch: content hashes to {actual}"
+    return None
+
+
+def entries_for(events: Iterable[AuditEvent], *, previous_hash: str | None) -> list[dict[str, Any]]:
+    """Chain a transition's audit events onto a chain whose head is ``previous_hash``.
+
+    Use it once per chain: the ask's own chain and, when ``event.session_id`` is set, the session's.
+    Default ids: ``step_id`` is the ask id, ``entry_id`` is ``<ask id>/v<version>/<n>`` (n counts the
+    events of one transition), so ids are unique across every chain an ask's events enter.
+    """
+    out: list[dict[str, Any]] = []
+    head = previous_hash
+    for n, event in enumerate(events):
+        entry = chain_entry(
+            entry_id=event.entry_id or f"{event.ask_id}/v{event.version}/{n}",
+            step_id=event.step_id or event.ask_id,
+            step_type=event.step_type,
+            timestamp=event.at,
+            request_hash=event.request_hash,
+            data={"ask_id": event.ask_id, "ask_version": event.version, **event.data},
+            previous_hash=head,
+        )
+        out.append(entry)
+        head = entry["entry_hash"]
+    return out

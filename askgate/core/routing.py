@@ -129,14 +129,17 @@ def is_approval(answer: Answer) -> bool:
     return True
 
 
-def decide(routing: Routing, votes: list[Answer], latest: Answer, still_able: int) -> bool:
+def decide(routing: Routing, votes: list[Answer], latest: Answer, still_able: int, *, refusal: bool = False) -> bool:
     """Whether ``latest`` (already appended to ``votes``) settles the ask under ``routing.rule``.
 
     ``still_able`` counts respondents who have not voted and could still approve (offered or yet to be
-    offered by escalation, and not refused consent). When this returns True, ``latest`` is the outcome.
+    offered by escalation, and not refused consent). ``refusal`` marks a consent refusal: it is a
+    non-approval, but under ``first`` it settles the ask only when nobody else can still answer (one
+    respondent declining to see an ask is not the first *answer*). When this returns True, ``latest``
+    is the outcome.
     """
     if routing.rule == "first":
-        return True
+        return still_able == 0 if refusal else True
     approvals = sum(1 for v in votes if is_approval(v))
     need = routing.required_approvals()
     if is_approval(latest):
