@@ -1,0 +1,118 @@
+"""What the A2A ``elicitation/v1`` and MCP elicitation codecs share: the ``{action, content}`` answer.
+
+Both dialects answer with accept / decline / cancel and a flat ``content`` object; they differ in
+strictness (A2A's seed makes ``content`` required on accept and forbidden otherwise, MCP leaves it
+optional and adds ``_meta`` and multi-select lists), which the callers choose with keyword flags.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from askgate.core.answers import check_value, normalise_value
+from askgate.core.model import Answer, AnswerSpec, Ask, Deadline, FormSpec, Respondent
+from askgate.errors import Fault, raise_if_faults
+from askgate.protocols.fastmodel import construct
+from askgate.protocols.flat_schema import WRAPPED_FIELD, as_form
+
+ACTIONS = ("accept", "decline", "cancel")
+CANCEL_ON_TIMEOUT = Deadline(on_timeout="cancel")
+_ESC = str.maketrans({"~": "~0", "/": "~1"})
+
+
+def esc(token: str) -> str:
+    """One RFC 6901 reference token."""
+    return token.translate(_ESC)
+
+
+def _is_scalar(v: Any) -> bool:
+    t = type(v)
+    return t is str or t is bool or t is int or t is float or isinstance(v, (str, int, float))
+
+
+def check_content_shape(content: Any, ptr: str, *, allow_lists: bool) -> list[Fault]:
+    """``content`` is an object whose values are strings, numbers or booleans (MCP 2025-11-25: or string lists)."""
+    if type(content) is not dict:
+        return [Fault(ptr, "content must be an object", "type")]
+    faults = []
+    for key, v in content.items():
+        if _is_scalar(v):
+            continue
+        if allow_lists and type(v) is list and all(type(x) is str for x in v):
+            continue
+        allowed = "a string, number, boolean or list of strings" if allow_lists else "a string, number or boolean"
+        faults.append(Fault(f"{ptr}/{esc(key)}", f'content property "{key}" must be {allowed}', "type"))
+    return faults
+
+
+def check_action(payload: dict, base: str) -> tuple[str | None, list[Fault]]:
+    if "action" not in payload:
+        return None, [Fault(base, "action is required", "required")]
+    action = payload["action"]
+    if type(action) is not str or action not in ACTIONS:
+        return None, [Fault(f"{base}/action", "action must be accept, decline or cancel", "enum")]
+    return action, []
+
+
+def ask_form(ask: Ask) -> tuple[FormSpec, bool]:
+    """The form an elicitation respondent sees for ``ask`` (non-form specs wrapped, see ``as_form``)."""
+    return as_form(ask.spec)
+
+
+def finish_answer(
+    ask: Ask,
+    action: str,
+    content: Any,
+    faults: list[Fault],
+    content_ptr: str,
+    *,
+    respondent: Respondent | None,
+    answered_at: datetime | None,
+) -> Answer:
+    """Check accepted ``content`` against the ask, raise every fault, or build the canonical Answer."""
+    form, wrapped = ask_form(ask)
+    if action == "accept" and type(content) is dict:
+        taken = {f.pointer for f in faults}
+        faults.extend(f for f in check_value(form, content, content_ptr) if f.pointer not in taken)
+    raise_if_faults(faults, "invalid answer", code="invalid_answer")
+    value: Any = None
+    if action == "accept":
+        value = normalise_value(form, content)
+        if wrapped:
+            value = value.get(WRAPPED_FIELD)
+    return construct(Answer, outcome=action, value=value, respondent=respondent, answered_at=answered_at)
+
+
+def wire_action(answer: Answer) -> str:
+    """Canonical outcome -> elicitation action: a timeout or expiry is reported as ``cancel``."""
+    return answer.outcome if answer.outcome in ("accept", "decline") else "cancel"
+
+
+def wire_content(spec: AnswerSpec, answer: Answer) -> dict[str, Any]:
+    """The ``content`` object for an accepted answer (lists for multi-selects, wrapped for non-forms)."""
+    _form, wrapped = as_form(spec)
+    value = answer.value
+    if wrapped:
+        return {WRAPPED_FIELD: value}
+    if not isinstance(value, dict):
+        return {}
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in value.items()}
+
+
+def build_ask(**fields: Any) -> Ask:
+    """Construct the Ask from already validated parts (no second validation pass)."""
+    fields.setdefault("deadline", CANCEL_ON_TIMEOUT)
+    fields.setdefault("purpose", "elicitation")
+    return construct(Ask, **fields)
+
+
+_ASK_OPTS = ("id", "external_id", "session_id", "asker", "respondent")
+
+
+def ask_options(opts: dict[str, Any]) -> dict[str, Any]:
+    """The keyword options of ``parse_request`` that land on the Ask; the rest (e.g. ``now``) are ignored."""
+    out = {k: opts[k] for k in _ASK_OPTS if opts.get(k) is not None}
+    if isinstance(out.get("respondent"), dict):
+        out["respondent"] = Respondent.model_validate(out["respondent"])
+    return out
