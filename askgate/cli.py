@@ -26,6 +26,10 @@ from askgate.cli_validate import validate  # noqa: E402
 
 app.command("validate")(validate)
 
+from askgate.audit_cli import audit_app  # noqa: E402
+
+app.add_typer(audit_app, name="audit")
+
 
 def main() -> None:
     app()
