@@ -73,7 +73,7 @@ class A2uiCatalog:
         return cls(
             version=version,
             s2c_schema=sources.server_to_client_schema(version),
-            catalog_schema=sources.basic_catalog_schema(version),
+            catalog_schema=sources.bundled_catalog_schema(version),
             common_types_schema=sources.common_types_schema(version) or {},
             name="basic",
         )
