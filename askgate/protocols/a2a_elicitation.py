@@ -60,8 +60,11 @@ def parse_request(doc: Any, **opts: Any) -> Ask:
     """A2A elicitation request (bare or data-part wrapped) -> canonical Ask.
 
     Options that land on the Ask: ``id``, ``external_id`` (e.g. the taskId), ``session_id`` (contextId),
-    ``asker``, ``respondent``; anything else (such as ``now``) is accepted and ignored.
+    ``asker``, ``respondent``; anything else (such as ``now``) is accepted and ignored. With
+    ``json_text=True`` the document is JSON text, decoded strictly first (as :func:`parse_request_bytes`).
     """
+    if opts.get("json_text") and isinstance(doc, (str, bytes, bytearray)):
+        doc = loads_strict(doc)
     inner, base = _unwrap(doc)
     spec, faults = check_request_shape(inner, base)
     raise_if_faults(faults, "invalid elicitation/v1 request", code="invalid_request")

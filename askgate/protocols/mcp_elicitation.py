@@ -78,9 +78,11 @@ def parse_request(doc: Any, version: str = LATEST, **opts: Any) -> Ask:
     Raises ``AskgateError(code="unsupported")`` for URL mode and task-augmented requests, and
     ``AskgateError(code="invalid_request")`` with every fault otherwise. Other options as for A2A
     (``id``, ``external_id``, ``session_id``, ``asker``, ``respondent``); ``external_id`` defaults to the
-    JSON-RPC request id.
+    JSON-RPC request id. ``json_text=True``: the document is JSON text, decoded strictly first.
     """
     version = _version(version)
+    if opts.get("json_text") and isinstance(doc, (str, bytes, bytearray)):
+        doc = loads_strict(doc)
     faults: list[Fault] = []
     params, base, rid = doc, "", None
     if type(doc) is dict and ("jsonrpc" in doc or "method" in doc):
