@@ -31,6 +31,7 @@ from tests.a2ui.surface_strategies import SimRenderer, asks, form_specs
 from tests.support.scale import examples
 
 VERSIONS = ("0.8", "0.9")
+CATALOG_ID_09 = A2uiCatalog.basic("0.9").catalog_id
 
 
 def _components(msgs: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
@@ -90,7 +91,7 @@ def test_mapping_rules_hold_for_generated_forms(ask: Ask, version: str) -> None:
     if version == "0.9":
         assert [next(k for k in m if k != "version") for m in msgs] == ["createSurface", "updateComponents",
                                                                         "updateDataModel"]
-        assert msgs[0]["createSurface"]["catalogId"] == A2uiCatalog.basic("0.9").catalog_id
+        assert msgs[0]["createSurface"]["catalogId"] == CATALOG_ID_09
     else:
         assert [next(iter(m)) for m in msgs] == ["beginRendering", "dataModelUpdate", "surfaceUpdate"]
         assert msgs[0]["beginRendering"]["root"] == "root"

@@ -25,6 +25,7 @@ from tests.support.a2ui_reference import run_reference
 from tests.support.scale import examples
 
 VERSIONS = ("0.8", "0.9")
+CATALOG_IDS = {v: A2uiCatalog.basic(v).catalog_id for v in VERSIONS}
 
 REFERENCE_SCRIPT = """
 import json, sys
@@ -77,7 +78,7 @@ def test_askgate_validator_accepts_every_generated_surface(validators: dict[str,
 
 def _catalog_id_ok(msgs: list[dict[str, Any]], version: str) -> bool:
     """Trap 9: the validator does not check createSurface.catalogId, so check it here."""
-    cid = A2uiCatalog.basic(version).catalog_id
+    cid = CATALOG_IDS[version]
     if version == "0.9":
         return msgs[0]["createSurface"]["catalogId"] == cid
     return msgs[0]["beginRendering"].get("catalogId") == cid
