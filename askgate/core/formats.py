@@ -35,6 +35,10 @@ _URI = re.compile(
     rf"(?:#(?:{_PCHAR}|[/?])*)?\Z",
     re.ASCII,
 )
+# The common case, a plain http(s) URL: a strict subset of the grammar above, checked much faster.
+_PLAIN_HTTP = re.compile(
+    r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*)?\Z", re.ASCII
+).match
 _IPV_FUTURE = re.compile(rf"[vV][0-9A-Fa-f]+\.[{_SUB}:]+\Z", re.ASCII)
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII)
 
@@ -85,6 +89,8 @@ def _ip_literal(text: str) -> bool:
 
 def is_uri(value: str) -> bool:
     """An absolute URI with a scheme (RFC 3986 grammar); relative references fail."""
+    if _PLAIN_HTTP(value):
+        return True
     m = _URI.match(value)
     if m is None:
         return False
