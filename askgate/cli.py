@@ -30,6 +30,10 @@ from askgate.audit_cli import audit_app  # noqa: E402
 
 app.add_typer(audit_app, name="audit")
 
+from askgate.a2ui.cli import a2ui_app  # noqa: E402
+
+app.add_typer(a2ui_app, name="a2ui")
+
 
 def main() -> None:
     app()
