@@ -1,0 +1,207 @@
+"""Which streamed components are reachable from the root, kept up to date incrementally.
+
+The streaming parser must, after every chunk, know the components reachable from the surface root and
+fail on self references, cycles and a logical depth over 50, exactly as a full depth-first walk over
+all seen components would (protocols.md §5.8, the reference's ``analyze_topology``). Re-walking every
+component on every chunk is what makes the reference quadratic, so this module keeps the answer between
+chunks:
+
+* while the reachable components form a tree (each one referenced once, from a reachable component),
+  adding a component or appending references only explores the new subtree;
+* anything else (a reference removed from a reachable component, a shared child, a possible cycle or a
+  depth near the limit, a new root) marks the state dirty, and the next query runs the exact full walk
+  (whose errors and messages are the reference's), then resumes incremental work if the result is a tree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Mapping
+
+from askgate.a2ui.errors import IntegrityError, RecursionError
+from askgate.a2ui.integrity import RefFields, component_references
+
+__all__ = ["Topology", "MAX_DEPTH"]
+
+MAX_DEPTH = 50
+
+
+class Topology:
+    """Reference graph of the seen components plus the incrementally maintained reachable set."""
+
+    def __init__(self, ref_fields: RefFields) -> None:
+        self._ref_fields = ref_fields
+        self.refs: dict[Any, list[Any]] = {}  # seen id -> referenced ids, in reference order
+        self._self_ref: dict[Any, str] = {}  # seen id -> first field referencing itself
+        # Incremental state, valid for ``_root`` while ``_tree`` is True.
+        self._root: Any = None
+        self._tree = False
+        self._seen: Mapping[Any, Any] = {}
+        self.reach: set[Any] = set()
+        self.sorted_reach: list[Any] = []
+        self._depth: dict[Any, int] = {}
+        self._inref: Counter[Any] = Counter()
+        self._pdepth: dict[Any, int] = {}
+        self.version = 0  # bumps whenever ``reach`` changes
+
+    # ---- updates --------------------------------------------------------------------------------
+
+    def update(self, cid: Any, comp: Mapping[str, Any], seen: Mapping[Any, Any]) -> None:
+        """``seen[cid]`` now holds ``comp`` (new or changed); refresh its references."""
+        self._seen = seen
+        pairs = list(component_references(comp, self._ref_fields))
+        new = [ref for ref, _ in pairs]
+        old = self.refs.get(cid)
+        self.refs[cid] = new
+        self._self_ref.pop(cid, None)
+        for ref, field in pairs:
+            if ref == cid:
+                self._self_ref[cid] = field
+                break
+        if not self._tree or old == new and cid in self.reach:
+            return
+        if cid in self.reach:
+            self._changed_refs(cid, old or [], new)
+        elif cid == self._root:
+            self._explore(cid, 0)
+        elif self._inref.get(cid, 0) > 0:
+            if self._inref[cid] > 1:
+                self._tree = False
+            else:
+                self._explore(cid, self._pdepth[cid])
+
+    def _changed_refs(self, cid: Any, old: list[Any], new: list[Any]) -> None:
+        before, after = Counter(old), Counter(new)
+        for ref, count in (before - after).items():
+            if ref in self.reach:
+                self._tree = False
+                return
+            self._inref[ref] -= count
+            if self._inref[ref] <= 0:
+                del self._inref[ref]
+                self._pdepth.pop(ref, None)
+        depth = self._depth[cid] + 1
+        for ref, count in (after - before).items():
+            if depth > MAX_DEPTH or ref in self.reach or ref == self._root:
+                self._tree = False
+                return
+            self._inref[ref] += count
+            self._pdepth[ref] = depth
+            if ref in self._seen:
+                if self._inref[ref] > 1:
+                    self._tree = False
+                    return
+                self._explore(ref, depth)
+                if not self._tree:
+                    return
+
+    def _explore(self, start: Any, depth: int) -> None:
+        """Add ``start`` and its subtree; give up (dirty) on anything that is not a plain tree."""
+        pending = [(start, depth)]
+        added: list[Any] = []
+        while pending:
+            node, d = pending.pop()
+            if d > MAX_DEPTH or node in self.reach:
+                self._tree = False
+                return
+            self.reach.add(node)
+            added.append(node)
+            self._depth[node] = d
+            for ref in self.refs.get(node, ()):
+                if d + 1 > MAX_DEPTH or ref in self.reach or ref == self._root:
+                    self._tree = False
+                    return
+                self._inref[ref] += 1
+                self._pdepth[ref] = d + 1
+                if ref in self._seen:
+                    if self._inref[ref] > 1:
+                        self._tree = False
+                        return
+                    pending.append((ref, d + 1))
+        if added:
+            self.version += 1
+            if len(added) == 1:
+                _insort(self.sorted_reach, added[0])
+            else:
+                self.sorted_reach = sorted(self.reach)
+
+    # ---- queries --------------------------------------------------------------------------------
+
+    @property
+    def is_tree(self) -> bool:
+        """True while the reachable components form a plain tree (each referenced exactly once)."""
+        return self._tree
+
+    def analyze(self, root: Any, seen: Mapping[Any, Any]) -> set[Any]:
+        """The seen components reachable from ``root``; raise on self references, cycles, depth > 50."""
+        self._seen = seen
+        if self._self_ref:
+            for cid in seen:
+                field = self._self_ref.get(cid)
+                if field is not None:
+                    raise IntegrityError(
+                        f"Self-reference detected: Component '{cid}' references itself in field '{field}'"
+                    )
+        if self._tree and root == self._root:
+            return self.reach
+        self._full(root, seen)
+        return self.reach
+
+    def _full(self, root: Any, seen: Mapping[Any, Any]) -> None:
+        """The exact walk of the reference (from the root, in reference order), then rebuild the state."""
+        visited: set[Any] = set()
+        depth_of: dict[Any, int] = {}
+        if root in seen:
+            on_path: set[Any] = {root}
+            visited.add(root)
+            depth_of[root] = 0
+            stack: list[tuple[Any, int, Any]] = [(root, 0, iter(self.refs.get(root, ())))]
+            while stack:
+                node, d, it = stack[-1]
+                for ref in it:
+                    if ref not in visited:
+                        if d + 1 > MAX_DEPTH:
+                            raise RecursionError(
+                                f"Global recursion limit exceeded: logical depth > {MAX_DEPTH}"
+                            )
+                        visited.add(ref)
+                        depth_of[ref] = d + 1
+                        on_path.add(ref)
+                        stack.append((ref, d + 1, iter(self.refs.get(ref, ()) if ref in seen else ())))
+                        break
+                    if ref in on_path:
+                        raise IntegrityError(f"Circular reference detected involving component '{ref}'")
+                else:
+                    stack.pop()
+                    on_path.discard(node)
+        reach = {cid for cid in visited if cid in seen}
+        inref: Counter[Any] = Counter()
+        pdepth: dict[Any, int] = {}
+        for cid in reach:
+            for ref in self.refs.get(cid, ()):
+                inref[ref] += 1
+                pdepth[ref] = depth_of[cid] + 1
+        tree = all(inref[cid] == 1 for cid in reach if cid != root) and inref.get(root, 0) == 0
+        if tree:
+            tree = all(d < MAX_DEPTH for cid, d in depth_of.items() if cid in reach and self.refs.get(cid))
+        changed = reach != self.reach
+        self._root = root
+        self.reach = reach
+        self._depth = {cid: depth_of[cid] for cid in reach}
+        self._inref = inref
+        self._pdepth = pdepth
+        self._tree = tree
+        if changed or len(self.sorted_reach) != len(reach):
+            self.sorted_reach = sorted(reach)
+            self.version += 1
+
+
+def _insort(items: list[Any], value: Any) -> None:
+    lo, hi = 0, len(items)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if items[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    items.insert(lo, value)

@@ -1,0 +1,1182 @@
+"""Streaming parser of LLM output carrying A2UI (protocols.md §5.8 "Streaming parser").
+
+An agent's LLM writes conversational text with ``<a2ui-json>[...]</a2ui-json>`` blocks. Fed the response
+chunk by chunk, :class:`StreamParser` returns at once the text outside blocks and, inside them, A2UI
+messages as soon as they can be shown: complete start / data-model / delete messages, and for components
+one synthesized update holding every component reachable from the root, with placeholders for children
+not seen yet and cut strings healed. What it yields at every chunk is pinned by the conformance suite
+(the upstream reference SDK's behaviour), including its quirks, so it is reproduced exactly.
+
+Why it is fast where the reference is quadratic: every input character is scanned once (runs of plain
+characters are skipped with a regex); the textual facts the reference re-searches its whole buffer for
+on every delimiter (latest ``surfaceId``, ``root``, message kinds) are indexed as characters arrive;
+only the JSON objects still open whose keys can matter are healed and parsed at a chunk end;
+reachability is maintained incrementally (:mod:`askgate.a2ui.stream_topology`); a shown component is
+rewritten and serialized only when it or one of its missing children changes; and a synthesized update is
+validated per changed component (cached) instead of as a whole, when the schema allows that split.
+
+Returned message objects may be shared between successive results: treat them as read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any
+
+from askgate.a2ui.catalog import A2uiCatalog
+from askgate.a2ui.errors import A2uiError, IntegrityError, ParseError
+from askgate.a2ui.integrity import component_ref_fields
+from askgate.a2ui.stream_components import (
+    Processed,
+    acceptable_partial,
+    placeholder_body,
+    process_component,
+    required_fields,
+)
+from askgate.a2ui.stream_heal import heal_fragment
+from askgate.a2ui.stream_topology import Topology
+
+__all__ = ["OPEN_TAG", "CLOSE_TAG", "ResponsePart", "StreamParser"]
+
+OPEN_TAG = "<a2ui-json>"
+CLOSE_TAG = "</a2ui-json>"
+
+_SU, _BR, _DMU, _DS = "surfaceUpdate", "beginRendering", "dataModelUpdate", "deleteSurface"
+_CS, _UC, _UDM = "createSurface", "updateComponents", "updateDataModel"
+_V08_TYPES = (_BR, _SU, _DMU, _DS)
+_V09_TYPES = (_CS, _UC, _UDM)
+_ACTIVE_SETTERS = (_SU, _UC, _CS)
+
+# Scanner stops: outside strings the structural characters and the delimiters the reference reacts to;
+# inside strings the quote, the escape and the delimiters (which only matter when a sniff is due).
+_STOP_OUT = re.compile(r'["{}\[\]:,]')
+_STOP_IN = re.compile(r'["\\:,}\]]')
+_DELIMS = frozenset('":,}]')
+
+# Flags of an open object: which keys appear directly in it (a superset of its parsed keys).
+_F_ID, _F_COMPONENT, _F_DM = 1, 2, 4
+
+
+@dataclass
+class ResponsePart:
+    """One piece of a streamed response: conversational ``text`` and/or a list of A2UI messages."""
+
+    text: str = ""
+    a2ui_json: list[Any] | None = None
+
+
+class _Buffer:
+    """The JSON text of the open block, as pieces (appends are cheap; reads are near the end)."""
+
+    __slots__ = ("pieces", "starts", "length")
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.starts: list[int] = []
+        self.length = 0
+
+    def append(self, text: str) -> None:
+        if text:
+            self.starts.append(self.length)
+            self.pieces.append(text)
+            self.length += len(text)
+            if len(self.pieces) > 512:
+                self._compact()
+
+    def _compact(self) -> None:
+        text = "".join(self.pieces)
+        self.pieces = [text] if text else []
+        self.starts = [0] if text else []
+
+    def text(self) -> str:
+        self._compact()
+        return self.pieces[0] if self.pieces else ""
+
+    def _norm(self, pos: int) -> int:
+        if pos < 0:
+            pos = max(0, self.length + pos)
+        return pos
+
+    def from_(self, pos: int) -> str:
+        """``text[pos:]`` with Python slice semantics."""
+        pos = self._norm(pos)
+        if pos >= self.length:
+            return ""
+        i = bisect_right(self.starts, pos) - 1
+        first = self.pieces[i][pos - self.starts[i] :]
+        if i == len(self.pieces) - 1:
+            return first
+        return first + "".join(self.pieces[i + 1 :])
+
+    def tail(self, size: int) -> str:
+        return self.from_(max(0, self.length - size))
+
+    def truncate(self, pos: int) -> None:
+        """Keep ``text[:pos]``."""
+        pos = self._norm(pos)
+        if pos >= self.length:
+            return
+        i = bisect_right(self.starts, pos) - 1
+        if i < 0:
+            self.pieces, self.starts, self.length = [], [], 0
+            return
+        keep = self.pieces[i][: pos - self.starts[i]]
+        del self.pieces[i:]
+        del self.starts[i:]
+        self.length = self.starts[-1] + len(self.pieces[-1]) if self.pieces else 0
+        self.append(keep)
+
+    def set(self, text: str) -> None:
+        self.pieces = [text] if text else []
+        self.starts = [0] if text else []
+        self.length = len(text)
+
+
+class _Value:
+    """One occurrence of ``"surfaceId"`` / ``"root"`` in the buffer and whether a string value follows."""
+
+    __slots__ = ("pos", "state", "value", "end")
+
+    def __init__(self, pos: int) -> None:
+        self.pos = pos
+        self.state = 0  # 0 undecided, 1 matched, 2 cannot match
+        self.value: str | None = None
+        self.end = pos
+
+
+class StreamParser:
+    """Incremental parser of one LLM response for one catalog (v0.9 when ``catalog.version == "0.9"``)."""
+
+    def __init__(self, catalog: A2uiCatalog) -> None:
+        self._catalog = catalog
+        self._v09 = catalog.version == "0.9"
+        getter = getattr(catalog, "validator", None)
+        if callable(getter):
+            self._validator = getter()
+        else:  # pragma: no cover - every A2uiCatalog has it
+            from askgate.a2ui.validator import A2uiValidator
+
+            self._validator = A2uiValidator(catalog)
+        self._required = required_fields(catalog.version, catalog.s2c_schema, catalog.catalog_schema)
+        self._topo = Topology(component_ref_fields(catalog.version, catalog.s2c_schema, catalog.catalog_schema))
+        self._splittable = _split_validation_ok(catalog.s2c_schema)
+        self._types = _V09_TYPES if self._v09 else _V08_TYPES
+        self._dm_type = _UDM if self._v09 else _DMU
+
+        # Text level.
+        self._in_block = False
+        self._text = ""
+        # JSON level (reset per block).
+        self._buf = _Buffer()
+        self._stack: list[list[Any]] = []  # [opener, start index, key flags]
+        self._in_top = False
+        self._in_str = False
+        self._esc = False
+        self._str_start = -1
+        self._str_escaped = False
+        self._found_json = False
+        self._quote_terms: dict[str, list[int]] = {}
+        self._colon_terms: dict[str, list[int]] = {}
+        self._values: dict[str, list[_Value]] = {}
+        self._reset_terms()
+        self._sniff_due = True
+        # Message level (kept across blocks).
+        self._seen: dict[Any, Any] = {}
+        self._raw: dict[Any, str] = {}
+        self._yielded_dm: dict[Any, Any] = {}
+        self._deleted: set[Any] = set()
+        self._yielded_ids: dict[Any, set[Any]] = {}
+        self._contents: dict[Any, dict[Any, str]] = {}
+        self._root_ids: dict[Any, Any] = {}
+        self._default_root: str | None = "root" if self._v09 else None
+        self._unbound_root: Any = None
+        self._surface: Any = None
+        self._msg_types: list[str] = []
+        self._active: str | None = None
+        self._started: set[Any] = set()
+        self._surfaces: set[Any] = set()
+        self._pending_msgs: dict[Any, list[Any]] = {}
+        self._buffered_start: Any = None
+        self._topology_dirty = False
+        # Shown-component cache.
+        self._proc: dict[Any, tuple[Processed, str]] = {}
+        self._stale: set[Any] = set()
+        self._waiting: dict[Any, set[Any]] = {}
+        self._with_ph: set[Any] = set()
+        self._bufdep: set[Any] = set()
+        self._touched: set[Any] = set()
+        self._cmp_sid: Any = None
+        self._bad: dict[Any, set[Any]] = {}
+        self._bad_known: set[Any] = set()
+        self._verdicts: dict[tuple[Any, str], bool] = {}
+        self._children_cache: tuple[int, int, dict[str, bool]] = (-1, -1, {})
+        self._buf_version = 0
+
+    # =================================================================================================
+    # Text level.
+    # =================================================================================================
+
+    def process_chunk(self, chunk: str) -> list[ResponsePart]:
+        """Feed the next piece of the response; return the parts that can be shown now."""
+        if not isinstance(chunk, str):
+            raise ParseError(f"A chunk must be text, not {type(chunk).__name__}")
+        parts: list[ResponsePart] = []
+        try:
+            self._process(chunk, parts)
+        except A2uiError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+            raise ParseError(f"Failed to parse JSON: {exc}") from exc
+        for part in parts:
+            if part.a2ui_json:
+                part.a2ui_json = _dedupe_surface_updates(part.a2ui_json)
+        return parts
+
+    def _process(self, chunk: str, parts: list[ResponsePart]) -> None:
+        self._text += chunk
+        while True:
+            if not self._in_block:
+                at = self._text.find(OPEN_TAG)
+                if at >= 0:
+                    if at:
+                        parts.append(ResponsePart(text=self._text[:at]))
+                    self._in_block = True
+                    self._text = self._text[at + len(OPEN_TAG) :]
+                    continue
+                keep = _partial_tag_len(self._text, OPEN_TAG)
+                if len(self._text) > keep:
+                    cut = len(self._text) - keep
+                    parts.append(ResponsePart(text=self._text[:cut]))
+                    self._text = self._text[cut:]
+                return
+            at = self._text.find(CLOSE_TAG)
+            if at >= 0:
+                self._scan_json(self._text[:at], parts)
+                if not self._found_json:
+                    raise ParseError("Failed to parse JSON: No valid JSON object found in A2UI block.")
+                self._in_block = False
+                self._reset_json_state()
+                self._text = self._text[at + len(CLOSE_TAG) :]
+                continue
+            keep = _partial_tag_len(self._text, CLOSE_TAG)
+            if keep < len(self._text):
+                cut = len(self._text) - keep
+                fragment = self._text[:cut]
+                self._text = self._text[cut:]
+                self._scan_json(fragment, parts)
+            return
+
+    def _reset_json_state(self) -> None:
+        self._buf = _Buffer()
+        self._buf_version += 1
+        self._stack = []
+        self._in_top = False
+        self._in_str = False
+        self._esc = False
+        self._str_start = -1
+        self._str_escaped = False
+        self._msg_types = []
+        self._found_json = False
+        self._reset_terms()
+        self._sniff_due = True
+
+    # =================================================================================================
+    # JSON level: one pass over the block text.
+    # =================================================================================================
+
+    def _reset_terms(self) -> None:
+        self._quote_terms = {t: [] for t in ('"surfaceId"', '"root"', '"components"', f'"{self._dm_type}"')}
+        self._colon_terms = {f'"{t}":': [] for t in self._types}
+        self._values = {"surfaceId": [], "root": []}
+
+    def _scan_json(self, s: str, parts: list[ResponsePart]) -> None:
+        i, n = 0, len(s)
+        buf, stack = self._buf, self._stack
+        while i < n:
+            if not self._in_top:
+                j = s.find("[", i)
+                if j < 0:
+                    break
+                if not stack:
+                    self._in_top = True
+                stack.append(["[", buf.length, 0])
+                buf.append("[")
+                self._buf_version += 1
+                i = j + 1
+                continue
+            if self._in_str and self._esc:
+                c = s[i]
+                self._esc = False
+                if stack:
+                    buf.append(c)
+                    self._buf_version += 1
+                i += 1
+                if stack and c in _DELIMS:
+                    self._sniff()
+                continue
+            m = (_STOP_IN if self._in_str else _STOP_OUT).search(s, i)
+            j = m.start() if m else n
+            if j > i and stack:
+                buf.append(s[i:j])
+                self._buf_version += 1
+            if m is None:
+                break
+            c = s[j]
+            i = j + 1
+            if self._in_str:
+                if stack:
+                    buf.append(c)
+                    self._buf_version += 1
+                if c == '"':
+                    self._in_str = False
+                    if stack:
+                        self._on_quote()
+                        self._on_string_closed()
+                elif c == "\\":
+                    self._esc = True
+                    self._str_escaped = True
+            elif c == '"':
+                self._in_str = True
+                self._esc = False
+                self._str_escaped = False
+                if stack:
+                    buf.append(c)
+                    self._buf_version += 1
+                    self._str_start = buf.length - 1
+                    self._on_quote()
+                else:
+                    self._str_start = -1
+            elif c == "{":
+                if not stack:
+                    self._msg_types = []
+                    self._sniff_due = True
+                stack.append(["{", buf.length, 0])
+                buf.append("{")
+                self._buf_version += 1
+            elif c == "}":
+                if stack:
+                    self._close_object(parts)
+                    buf, stack = self._buf, self._stack
+            elif c == "[":
+                stack.append(["[", buf.length, 0])
+                buf.append("[")
+                self._buf_version += 1
+            elif c == "]":
+                if stack and stack[-1][0] == "[":
+                    stack.pop()
+                    buf.append("]")
+                    self._buf_version += 1
+                    if not stack:
+                        self._in_top = False
+            else:  # ":" or ","
+                if stack:
+                    buf.append(c)
+                    self._buf_version += 1
+                    if c == ":":
+                        self._on_colon()
+            if stack and c in _DELIMS:
+                self._sniff()
+
+        if stack and buf.length:
+            self._sniff_partial_component()
+            self._sniff_partial_data_model(parts)
+        if self._topology_dirty:
+            self._yield_reachable(parts)
+            self._topology_dirty = False
+
+    # ---- textual facts ------------------------------------------------------------------------------
+
+    def _on_quote(self) -> None:
+        """A quote was appended: record terms ending here (``"surfaceId"``, ``"root"`` ...)."""
+        self._sniff_due = True
+        tail = self._buf.tail(20)
+        end = self._buf.length
+        for term, found in self._quote_terms.items():
+            if tail.endswith(term):
+                pos = end - len(term)
+                found.append(pos)
+                key = term[1:-1]
+                if key in self._values:
+                    self._values[key].append(_Value(pos))
+
+    def _on_colon(self) -> None:
+        tail = self._buf.tail(22)
+        end = self._buf.length
+        for term, found in self._colon_terms.items():
+            if tail.endswith(term):
+                found.append(end - len(term))
+                self._sniff_due = True
+
+    def _on_string_closed(self) -> None:
+        """Note the keys that matter (``id``, ``component``, the data-model kind) in the open object."""
+        top = self._stack[-1]
+        if top[0] != "{" or self._str_start < 0:
+            return
+        raw_len = self._buf.length - self._str_start - 2
+        if not self._str_escaped and raw_len not in (2, 9, 15):
+            return
+        if raw_len < 0 or raw_len > 120:
+            return
+        raw = self._buf.tail(raw_len + 1)[:-1]
+        text = raw
+        if self._str_escaped:
+            try:
+                text = json.loads('"' + raw + '"')
+            except ValueError:
+                return
+        if text == "id":
+            top[2] |= _F_ID
+        elif text == "component":
+            top[2] |= _F_COMPONENT
+        elif text == self._dm_type:
+            top[2] |= _F_DM
+
+    def _truncate(self, pos: int) -> None:
+        """The buffer lost everything from ``pos`` (a complete top-level object was consumed)."""
+        self._buf.truncate(pos)
+        self._buf_version += 1
+        length = self._buf.length
+        for table in (self._quote_terms, self._colon_terms):
+            for term, found in table.items():
+                while found and found[-1] + len(term) > length:
+                    found.pop()
+        for key, values in self._values.items():
+            size = len(key) + 2
+            while values and values[-1].pos + size > length:
+                values.pop()
+            for v in reversed(values):
+                if v.end <= length:
+                    break
+                v.state, v.value = 0, None
+        self._sniff_due = True
+
+    def _reindex(self) -> None:
+        """Rebuild the textual index from scratch (after the buffer lost a prefix)."""
+        text = self._buf.text()
+        self._reset_terms()
+        for table in (self._quote_terms, self._colon_terms):
+            for term, found in table.items():
+                at = text.find(term)
+                while at >= 0:
+                    found.append(at)
+                    at = text.find(term, at + 1)
+        for key, values in self._values.items():
+            values.extend(_Value(p) for p in self._quote_terms[f'"{key}"'])
+        self._sniff_due = True
+
+    def _latest(self, key: str) -> str | None:
+        """The value of the last ``"<key>": "<value>"`` in the buffer (the reference's backward search)."""
+        values = self._values[key]
+        if not values:
+            return None
+        exact, partial = _VALUE_RES[key]
+        for v in reversed(values):
+            if v.state == 0:
+                text = self._buf.from_(v.pos)
+                m = exact.match(text)
+                if m:
+                    v.state, v.value, v.end = 1, m.group(1), v.pos + m.end()
+                elif not partial.match(text):
+                    v.state, v.end = 2, self._buf.length
+            if v.state == 1:
+                return v.value
+        return None
+
+    def _sniff(self) -> None:
+        """Refresh surface id, root id and message kinds from the buffer (only when something changed)."""
+        if not self._sniff_due:
+            return
+        self._sniff_due = False
+        self._set_surface(self._latest("surfaceId"))
+        root = self._latest("root")
+        if root is not None:
+            self._set_root(root)
+        for kind in self._types:
+            if self._colon_terms[f'"{kind}":']:
+                self._add_msg_type(kind)
+
+    def _children_open(self, field: str) -> bool:
+        """Whether the text after the last ``"<field>"`` opens a list before closing one."""
+        version, _, cache = self._children_cache
+        if version != self._buf_version:
+            cache = {}
+            self._children_cache = (self._buf_version, 0, cache)
+        if field not in cache:
+            text = self._buf.text()
+            term = f'"{field}"'
+            result = False
+            if term in text:
+                after = text.split(term)[-1]
+                result = "[" in after and "]" not in after.split("[")[0]
+            cache[field] = result
+        return cache[field]
+
+    # ---- surface / root / message kinds -------------------------------------------------------------
+
+    def _set_surface(self, value: Any) -> None:
+        self._surface = value
+        if value is not None and self._unbound_root is not None:
+            self._root_ids[value] = self._unbound_root
+            self._unbound_root = None
+
+    def _root(self) -> Any:
+        if self._surface:
+            return self._root_ids.get(self._surface, self._default_root)
+        return self._unbound_root if self._unbound_root is not None else self._default_root
+
+    def _set_root(self, value: Any) -> None:
+        if self._surface:
+            if value is not None:
+                self._root_ids[self._surface] = value
+            else:
+                self._root_ids.pop(self._surface, None)
+        else:
+            self._unbound_root = value
+
+    def _add_msg_type(self, kind: str) -> None:
+        if kind not in self._msg_types:
+            self._msg_types.append(kind)
+        if kind in _ACTIVE_SETTERS:
+            self._active = kind
+
+    def _active_for_components(self) -> str | None:
+        if self._active:
+            return self._active
+        wanted = (_UC, _CS) if self._v09 else (_SU, _BR)
+        for kind in self._msg_types:
+            if kind in wanted:
+                self._active = kind
+                return kind
+        return self._msg_types[0] if self._msg_types else None
+
+    # ---- a closing brace ----------------------------------------------------------------------------
+
+    def _close_object(self, parts: list[ResponsePart]) -> None:
+        stack, buf = self._stack, self._buf
+        opener, start, _ = stack.pop()
+        buf.append("}")
+        self._buf_version += 1
+        self._sniff_due = True
+        text = buf.from_(start)
+        if not text.startswith("{"):
+            return
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError:
+            return
+        if not isinstance(obj, dict):
+            return
+        self._found_json = True
+        is_protocol = self._in_top and self._is_protocol(obj)
+        is_comp = obj.get("id") and obj.get("component")
+        is_top = not stack or (self._in_top and len(stack) == 1 and stack[0][0] == "[")
+        if is_comp:
+            self._handle_partial_component(obj)
+        elif is_top or is_protocol:
+            if not self._handle_complete(obj, parts):
+                self._yield_messages([obj], parts)
+        if not stack or (self._in_top and len(stack) == 1):
+            if len(stack) == 1 and stack[0][0] == "[":
+                # The consumed object is the buffer's tail: cut it off.
+                if start >= 0:
+                    self._truncate(start)
+                else:
+                    full = buf.text()
+                    buf.set(full[:start] + full[start + len(text) :])
+                    self._buf_version += 1
+                    self._reindex()
+            else:
+                full = buf.text()
+                buf.set(full[len(text) :])
+                self._buf_version += 1
+                shift = len(text)
+                for frame in stack:
+                    frame[1] -= shift
+                self._reindex()
+
+    def _is_protocol(self, obj: dict[str, Any]) -> bool:
+        kinds = _V09_TYPES if self._v09 else _V08_TYPES
+        return any(k in obj for k in kinds)
+
+    # =================================================================================================
+    # Message level.
+    # =================================================================================================
+
+    def _emit(self, parts: list[ResponsePart], message: Any) -> None:
+        if parts and parts[-1].a2ui_json is None:
+            parts[-1].a2ui_json = [message]
+        elif parts and isinstance(parts[-1].a2ui_json, list):
+            parts[-1].a2ui_json.append(message)
+        else:
+            parts.append(ResponsePart(a2ui_json=[message]))
+
+    def _yield_messages(self, messages: list[Any], parts: list[ResponsePart], strict: bool = True) -> None:
+        for message in messages:
+            if not self._dedupe_data_model(message, strict):
+                continue
+            try:
+                self._validator.validate(message, strict_integrity=strict)
+            except ValueError:
+                if strict:
+                    raise
+                continue
+            self._emit(parts, message)
+
+    def _dedupe_data_model(self, message: Any, strict: bool) -> bool:
+        """Skip a complete data-model update that changes nothing already shown."""
+        if self._v09:
+            if _UDM in message:
+                udm = message[_UDM]
+                if isinstance(udm, dict):
+                    fresh = any(
+                        k not in ("surfaceId", "root") and _get(self._yielded_dm, k) != v for k, v in udm.items()
+                    )
+                    if not fresh and strict:
+                        return False
+                    for k, v in udm.items():
+                        if k not in ("surfaceId", "root"):
+                            _put(self._yielded_dm, k, v)
+            return True
+        if _DMU in message:
+            dm = message[_DMU]
+            raw = dm.get("contents", {})
+            contents: dict[Any, Any] = {}
+            if isinstance(raw, list):
+                for entry in raw:
+                    if isinstance(entry, dict) and "key" in entry:
+                        key = entry["key"]
+                        val = (
+                            entry.get("valueString")
+                            or entry.get("valueNumber")
+                            or entry.get("valueBoolean")
+                            or entry.get("valueMap")
+                        )
+                        if key and val is not None:
+                            _put(contents, key, val)
+            elif isinstance(raw, dict):
+                contents = raw
+            if contents:
+                fresh = any(_get(self._yielded_dm, k) != v for k, v in contents.items())
+                if not fresh and strict:
+                    return False
+                for k, v in contents.items():
+                    _put(self._yielded_dm, k, v)
+        return True
+
+    def _handle_partial_component(self, comp: dict[str, Any]) -> None:
+        cid = comp.get("id")
+        if not cid:
+            return
+        if not acceptable_partial(comp, self._required):
+            return
+        self._set_seen(cid, comp)
+        self._topology_dirty = True
+
+    def _set_seen(self, cid: Any, comp: Any) -> None:
+        try:
+            hash(cid)
+        except TypeError:
+            return
+        raw = json.dumps(comp)
+        known = cid in self._seen
+        self._seen[cid] = comp
+        if known and self._raw.get(cid) == raw:
+            return
+        self._raw[cid] = raw
+        self._stale.add(cid)
+        self._topo.update(cid, comp, self._seen)
+        if not known:
+            for waiting in self._waiting.pop(cid, ()):
+                self._stale.add(waiting)
+
+    def _handle_complete(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
+        return self._complete_v09(obj, parts) if self._v09 else self._complete_v08(obj, parts)
+
+    def _complete_v08(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
+        self._validator.validate(obj, strict_integrity=False)
+        surface = obj.get("surfaceId", self._surface)
+        if _SU in obj:
+            val = obj[_SU]
+            if isinstance(val, dict):
+                surface = val.get("surfaceId") or surface
+        elif _BR in obj:
+            val = obj[_BR]
+            if isinstance(val, dict):
+                surface = val.get("surfaceId") or surface
+        elif _DS in obj:
+            val = obj[_DS]
+            if isinstance(val, str):
+                surface = val
+            elif isinstance(val, dict):
+                surface = val.get("surfaceId") or surface
+        self._set_surface(surface)
+        sid = self._surface or "unknown"
+
+        if _DS in obj and (sid in self._surfaces or self._buffered_start):
+            self._delete_surface(sid)
+        if sid in self._deleted:
+            return True
+        if (_SU in obj or _DS in obj) and sid not in self._surfaces and not self._buffered_start:
+            self._pending_msgs.setdefault(sid, []).append(obj)
+            return True
+        if _BR in obj:
+            start = obj[_BR]
+            if isinstance(start, dict):
+                self._set_surface(start.get("surfaceId", self._surface))
+            self._set_root(start.get("root", self._root() or "root"))
+            self._buffered_start = obj
+            if sid not in self._started:
+                self._yield_messages([obj], parts)
+                self._started.add(sid)
+                self._surfaces.add(sid)
+                self._buffered_start = None
+            if sid in self._pending_msgs:
+                for pending in self._pending_msgs.pop(sid):
+                    self._complete_v08(pending, parts)
+            self._yield_reachable(parts)
+            return True
+        if _SU in obj:
+            self._add_msg_type(_SU)
+            for comp in obj[_SU].get("components", []):
+                if isinstance(comp, dict) and "id" in comp:
+                    self._set_seen(comp["id"], comp)
+            self._yield_reachable(parts, check_root=True)
+            return True
+        if _DMU in obj:
+            self._add_msg_type(_DMU)
+            self._yield_messages([obj], parts)
+            self._yield_reachable(parts)
+            return True
+        self._yield_messages([obj], parts)
+        return True
+
+    def _complete_v09(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
+        self._validator.validate(obj, strict_integrity=False)
+        surface = obj.get("surfaceId", self._surface)
+        if _UC in obj:
+            val = obj[_UC]
+            if isinstance(val, dict):
+                surface = val.get("surfaceId") or surface
+        elif _CS in obj:
+            val = obj[_CS]
+            if isinstance(val, dict):
+                surface = val.get("surfaceId") or surface
+        self._set_surface(surface)
+        sid = self._surface or "unknown"
+
+        if _CS in obj:
+            val = obj[_CS]
+            if isinstance(val, dict):
+                self._set_root(val.get("root", self._root() or "root"))
+            self._buffered_start = obj
+            if sid not in self._started:
+                self._yield_messages([obj], parts)
+                self._started.add(sid)
+                self._surfaces.add(sid)
+                self._buffered_start = None
+            self._pending_msgs.pop(sid, None)
+            self._yield_reachable(parts)
+            return True
+        if _UC in obj:
+            self._add_msg_type(_UC)
+            update = obj[_UC]
+            self._set_root(update.get("root", self._root() or "root"))
+            for comp in update.get("components", []):
+                if isinstance(comp, dict) and "id" in comp:
+                    self._set_seen(comp["id"], comp)
+            self._yield_reachable(parts, check_root=True)
+            return True
+        if _DS in obj:
+            if sid not in self._started:
+                self._pending_msgs.setdefault(sid, []).append(obj)
+                return True
+            self._add_msg_type(_DS)
+            self._yield_messages([obj], parts)
+            return True
+        if _UDM in obj:
+            self._add_msg_type(_UDM)
+            self._yield_messages([obj], parts)
+            return True
+        return False
+
+    def _delete_surface(self, sid: Any) -> None:
+        self._pending_msgs.pop(sid, None)
+        self._yielded_ids.pop(sid, None)
+        self._contents.pop(sid, None)
+        self._bad.pop(sid, None)
+        self._bad_known.discard(sid)
+        if self._cmp_sid == sid:
+            self._cmp_sid = None
+        self._surfaces.discard(sid)
+        self._started.discard(sid)
+        self._deleted.add(sid)
+
+    # ---- partial (still streaming) objects ----------------------------------------------------------
+
+    def _open_objects(self, flags: int) -> list[Any]:
+        """Open objects (innermost first) that directly hold all keys in ``flags``, parsed after healing."""
+        found = []
+        for opener, start, have in reversed(self._stack):
+            if opener != "{" or have & flags != flags:
+                continue
+            raw = self._buf.from_(start)
+            if raw:
+                found.append(raw)
+        return found
+
+    def _sniff_partial_component(self) -> None:
+        if not self._quote_terms['"components"']:
+            return
+        for raw in self._open_objects(_F_ID | _F_COMPONENT):
+            try:
+                obj = json.loads(heal_fragment(raw))
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(obj, dict) and obj.get("id") and obj.get("component"):
+                body = obj["component"]
+                if isinstance(body, str) or (isinstance(body, dict) and body):
+                    try:
+                        self._handle_partial_component(obj)
+                    except (ValueError, TypeError):
+                        continue
+
+    def _parse_healed(self, raw: str) -> Any:
+        """Heal and parse; on failure retry after cutting at the last comma, as the reference does."""
+        try:
+            return json.loads(heal_fragment(raw))
+        except json.JSONDecodeError:
+            pass
+        trimmed = raw
+        while "," in trimmed:
+            trimmed = trimmed.rsplit(",", 1)[0]
+            try:
+                fixed = heal_fragment(trimmed)
+                if fixed:
+                    return json.loads(fixed)
+            except json.JSONDecodeError:
+                continue
+        return None
+
+    def _sniff_partial_data_model(self, parts: list[ResponsePart]) -> None:
+        if not self._quote_terms[f'"{self._dm_type}"']:
+            return
+        for raw in self._open_objects(_F_DM):
+            obj = self._parse_healed(raw)
+            if not obj or not isinstance(obj, dict) or self._dm_type not in obj:
+                continue
+            if self._v09:
+                self._partial_dm_v09(obj[_UDM], parts)
+            else:
+                self._partial_dm_v08(obj[_DMU], parts)
+
+    def _partial_dm_v08(self, dm: Any, parts: list[ResponsePart]) -> None:
+        if not isinstance(dm, dict) or "contents" not in dm:
+            return
+        raw_contents = dm["contents"]
+        contents = _contents_to_dict(raw_contents)
+        if not contents:
+            return
+        delta = {k: v for k, v in contents.items() if _get(self._yielded_dm, k) != v}
+        if not delta:
+            return
+        sid = dm.get("surfaceId") or self._surface or "default"
+        if isinstance(raw_contents, list):
+            latest: list[Any] = []
+            keys: set[Any] = set()
+            for entry in reversed(raw_contents):
+                if not isinstance(entry, dict):
+                    continue
+                k = entry.get("key")
+                if k and _has(contents, k) and not _has(keys, k):
+                    latest.insert(0, entry)
+                    keys.add(k)
+            entries: Any = _prune_entries(latest)
+        else:
+            entries = delta
+        payload: dict[str, Any] = {"surfaceId": sid, "contents": entries}
+        if "path" in dm:
+            payload["path"] = dm["path"]
+        self._yield_messages([{_DMU: payload}], parts, strict=False)
+        for k, v in contents.items():
+            _put(self._yielded_dm, k, v)
+
+    def _partial_dm_v09(self, dm: Any, parts: list[ResponsePart]) -> None:
+        if not isinstance(dm, dict) or "value" not in dm:
+            return
+        value = dm["value"]
+        if not isinstance(value, dict):
+            return
+        delta = {k: v for k, v in value.items() if _get(self._yielded_dm, k) != v}
+        if not delta:
+            return
+        sid = dm.get("surfaceId") or self._surface or "default"
+        message = {"version": "v0.9", _UDM: {"surfaceId": sid, "value": delta}}
+        self._yield_messages([message], parts, strict=False)
+        for k, v in delta.items():
+            _put(self._yielded_dm, k, v)
+
+    # ---- the synthesized component update -----------------------------------------------------------
+
+    def _yield_reachable(self, parts: list[ResponsePart], check_root: bool = False) -> None:
+        active = self._active_for_components()
+        root = self._root()
+        if not root or not active:
+            return
+        sid = self._surface
+        if not sid:
+            return
+        if sid not in self._surfaces and not self._buffered_start:
+            return
+        try:
+            if check_root and not _has(self._seen, root):
+                raise IntegrityError(f"No root component (id='{root}') found in {active}")
+            reach = self._topo.analyze(root, self._seen)
+            if check_root and not reach:
+                raise IntegrityError(f"No root component (id='{root}') found in {active}")
+            extras = self._refresh(reach)
+            if sid in self._deleted:
+                return
+            yielded = self._yielded_ids.get(sid, set())
+            changed_real, changed_ph = self._changed(sid, reach, extras)
+            if reach <= yielded and not changed_real and not changed_ph:
+                return
+            if self._buffered_start and sid not in self._started:
+                self._yield_messages([self._buffered_start], parts, strict=True)
+                self._started.add(sid)
+                self._surfaces.add(sid)
+            components = [self._proc[cid][0].comp for cid in self._topo.sorted_reach]
+            components.extend({"id": pid, **placeholder_body(self._v09)} for pid in extras)
+            if self._v09:
+                message: dict[str, Any] = {"version": "v0.9", _UC: {"components": components, "surfaceId": sid}}
+            else:
+                message = {_SU: {"surfaceId": sid, "components": components}}
+            if self._partial_ok(sid, message, reach, extras, changed_real):
+                self._emit(parts, message)
+            self._yielded_ids.setdefault(sid, set()).update(reach)
+            contents = self._contents.setdefault(sid, {})
+            for cid in changed_real:
+                contents[cid] = self._proc[cid][1]
+            for pid in changed_ph:
+                contents[pid] = self._placeholder_dump(pid)
+        except ValueError as exc:
+            text = str(exc)
+            if "Circular" in text or "Self-reference" in text or "recursion" in text.lower() or check_root:
+                raise
+
+    def _refresh(self, reach: set[Any]) -> list[str]:
+        """Bring the shown form of every reachable component up to date; return the placeholder ids."""
+        todo = (self._stale & reach) | (self._bufdep & reach)
+        for cid in todo:
+            self._reprocess(cid)
+        self._stale -= todo
+        extras: list[str] = []
+        if self._with_ph:
+            have: set[str] = set()
+            for cid in sorted(self._with_ph & reach):
+                for pid in self._proc[cid][0].placeholders:
+                    if pid not in have:
+                        have.add(pid)
+                        extras.append(pid)
+        return extras
+
+    def _reprocess(self, cid: Any) -> None:
+        shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open)
+        dump = json.dumps(shown.comp, sort_keys=True)
+        old = self._proc.get(cid)
+        if old is None or old[1] != dump:
+            self._touched.add(cid)
+        self._proc[cid] = (shown, dump)
+        for child in shown.missing:
+            self._waiting.setdefault(child, set()).add(cid)
+        if shown.placeholders:
+            self._with_ph.add(cid)
+        else:
+            self._with_ph.discard(cid)
+        if shown.buffer_dependent:
+            self._bufdep.add(cid)
+        else:
+            self._bufdep.discard(cid)
+
+    def _placeholder_dump(self, pid: str) -> str:
+        return json.dumps({"id": pid, **placeholder_body(self._v09)}, sort_keys=True)
+
+    def _changed(self, sid: Any, reach: set[Any], extras: list[str]) -> tuple[list[Any], list[str]]:
+        """Components, then placeholders, whose shown form differs from what ``sid`` last got."""
+        contents = self._contents.get(sid, {})
+        if self._cmp_sid != sid:
+            self._cmp_sid = sid
+            self._touched = set(self._proc)
+        candidates = self._touched & reach
+        self._touched -= candidates
+        for pid in extras:  # an id shown both as a component and as a placeholder is compared each time
+            if pid in reach:
+                candidates.add(pid)
+        changed_real = [cid for cid in candidates if self._proc[cid][1] != contents.get(cid)]
+        changed_ph = [pid for pid in extras if contents.get(pid) != self._placeholder_dump(pid)]
+        return changed_real, changed_ph
+
+    def _partial_ok(
+        self, sid: Any, message: dict[str, Any], reach: set[Any], extras: list[str], changed: list[Any]
+    ) -> bool:
+        """Lenient validation of the synthesized update (a failure silently drops it).
+
+        When the schema allows it and the reachable components form a tree, the update is valid exactly
+        when no id repeats and each component is valid on its own, so verdicts are cached per component
+        and only changed components are validated again.
+        """
+        if not self._splittable or not self._topo.is_tree:
+            self._bad_known.discard(sid)
+            return self._validator.is_valid_partial(message)
+        bad = self._bad.setdefault(sid, set())
+        todo: Any = changed if sid in self._bad_known else reach
+        self._bad_known.add(sid)
+        for cid in todo:
+            shown, dump = self._proc[cid]
+            if self._component_ok(sid, shown.comp, dump):
+                bad.discard(cid)
+            else:
+                bad.add(cid)
+        if any(pid in reach for pid in extras):
+            return False
+        if not bad.isdisjoint(reach):
+            return False
+        for pid in extras:
+            comp = {"id": pid, **placeholder_body(self._v09)}
+            if not self._component_ok(sid, comp, self._placeholder_dump(pid)):
+                return False
+        return True
+
+    def _component_ok(self, sid: Any, comp: dict[str, Any], dump: str) -> bool:
+        key = (sid, dump)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            if self._v09:
+                single: dict[str, Any] = {"version": "v0.9", _UC: {"components": [comp], "surfaceId": sid}}
+            else:
+                single = {_SU: {"surfaceId": sid, "components": [comp]}}
+            verdict = self._validator.is_valid_partial(single)
+            if len(self._verdicts) > 8192:
+                self._verdicts.clear()
+            self._verdicts[key] = verdict
+        return verdict
+
+
+# =====================================================================================================
+# Helpers.
+# =====================================================================================================
+
+_VALUE_RES = {
+    key: (
+        re.compile(rf'"{key}"\s*:\s*"([^"]+)"'),
+        re.compile(rf'"{key}"\s*(?::\s*(?:"[^"]*)?)?\Z'),
+    )
+    for key in ("surfaceId", "root")
+}
+
+# Keywords that constrain an array as a whole; with none of them on the way to the components list, an
+# update is valid exactly when each of its components is (so verdicts can be cached per component).
+_ARRAY_WIDE = ("uniqueItems", "maxItems", "contains", "prefixItems", "unevaluatedItems", "minContains", "maxContains")
+
+
+def _split_validation_ok(schema: Any) -> bool:
+    text = json.dumps(schema) if schema is not None else ""
+    return not any(f'"{k}"' in text for k in _ARRAY_WIDE)
+
+
+def _partial_tag_len(text: str, tag: str) -> int:
+    """Length of the longest proper prefix of ``tag`` that ``text`` ends with (held back for later)."""
+    for size in range(len(tag) - 1, 0, -1):
+        if text.endswith(tag[:size]):
+            return size
+    return 0
+
+
+def _dedupe_surface_updates(messages: list[Any]) -> list[Any]:
+    """Within one returned part, keep only the last ``surfaceUpdate`` of each surface."""
+    out: list[Any] = []
+    seen: set[Any] = set()
+    for message in reversed(messages):
+        sid = None
+        if isinstance(message, dict) and _SU in message:
+            body = message[_SU]
+            sid = body.get("surfaceId") if isinstance(body, dict) else None
+        if sid:
+            try:
+                if sid in seen:
+                    continue
+                seen.add(sid)
+            except TypeError:
+                pass
+        out.append(message)
+    out.reverse()
+    return out
+
+
+def _has(container: Any, key: Any) -> bool:
+    try:
+        return key in container
+    except TypeError:
+        return False
+
+
+def _get(mapping: dict[Any, Any], key: Any) -> Any:
+    try:
+        return mapping.get(key)
+    except TypeError:
+        return None
+
+
+def _put(mapping: dict[Any, Any], key: Any, value: Any) -> None:
+    try:
+        mapping[key] = value
+    except TypeError:
+        pass
+
+
+def _contents_to_dict(raw: Any) -> dict[Any, Any]:
+    """v0.8 data-model entries as a flat key -> value mapping (maps recursively)."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, list):
+        return {}
+    out: dict[Any, Any] = {}
+    for entry in raw:
+        if not isinstance(entry, dict):
+            continue
+        key = entry.get("key")
+        val = None
+        for vkey in ("value", "valueString", "valueNumber", "valueBoolean"):
+            if vkey in entry:
+                val = entry[vkey]
+                break
+        if val is None and "valueMap" in entry:
+            val = _contents_to_dict(entry["valueMap"])
+        if key and val is not None:
+            _put(out, key, val)
+    return out
+
+
+def _prune_entries(entries: Any) -> Any:
+    """Drop data-model entries that have a key but no value yet (and maps left with nothing complete)."""
+    if not isinstance(entries, list):
+        return entries
+    kept = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            kept.append(entry)
+            continue
+        has_value = any(v in entry for v in ("value", "valueString", "valueNumber", "valueBoolean"))
+        if "valueMap" in entry:
+            inner = _prune_entries(entry["valueMap"])
+            if isinstance(inner, list):
+                if not inner and len(entry["valueMap"]) > 0:
+                    del entry["valueMap"]
+                else:
+                    entry["valueMap"] = inner
+                    has_value = True
+        if has_value and "key" in entry:
+            kept.append(entry)
+    return kept
