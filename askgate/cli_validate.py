@@ -97,7 +97,9 @@ def validate_file(name: str, dialect: DialectChoice | str = DialectChoice.auto) 
             )
         return FileVerdict(name, "valid", resolved.value, detected)
     except Exception as exc:  # noqa: BLE001 - the CLI edge: report, never a traceback
-        return FileVerdict(name, "unusable", code="internal_error", message=f"internal error: {type(exc).__name__}: {exc}")
+        return FileVerdict(
+            name, "unusable", code="internal_error", message=f"internal error: {type(exc).__name__}: {exc}"
+        )
 
 
 def _print(console: Console, v: FileVerdict) -> None:
@@ -136,7 +138,9 @@ def validate(
             for v in verdicts:
                 _print(console, v)
             if len(verdicts) > 1:
-                console.print(f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['unusable']} unusable")
+                console.print(
+                    f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['unusable']} unusable"
+                )
         code = EXIT_UNUSABLE if counts["unusable"] else EXIT_INVALID if counts["invalid"] else EXIT_VALID
     except Exception as exc:  # noqa: BLE001 - never a traceback at the CLI edge
         typer.echo(f"askgate validate: internal error: {type(exc).__name__}: {exc}", err=True)

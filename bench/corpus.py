@@ -13,16 +13,50 @@ import copy
 import random
 import string
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Doc = dict[str, Any]
 Mutation = Callable[[random.Random, Doc], Doc | None]
 
-_WORDS = (
-    "deploy region replicas budget owner review release ticket customer invoice refund approve schedule "
-    "window rollback database migration cluster latency quota vendor contract summary feedback rating "
-    "comment reason priority environment staging production café naïve übung 東京 データ"
-).split()
+_WORDS = [
+    "deploy",
+    "region",
+    "replicas",
+    "budget",
+    "owner",
+    "review",
+    "release",
+    "ticket",
+    "customer",
+    "invoice",
+    "refund",
+    "approve",
+    "schedule",
+    "window",
+    "rollback",
+    "database",
+    "migration",
+    "cluster",
+    "latency",
+    "quota",
+    "vendor",
+    "contract",
+    "summary",
+    "feedback",
+    "rating",
+    "comment",
+    "reason",
+    "priority",
+    "environment",
+    "staging",
+    "production",
+    "café",
+    "naïve",
+    "übung",
+    "東京",
+    "データ",
+]
 _FIELD_NAMES = (
     "region", "replicas", "email", "website", "start_date", "deadline", "notify", "ratio", "comment", "priority",
     "owner", "budget", "team", "approved", "reason", "__proto__", "constructor", "größe", "名前", "count",
@@ -59,7 +93,9 @@ def _timestamp(rng: random.Random) -> str:
 
 
 def _https(rng: random.Random) -> str:
-    return f"https://{_token(rng, 6)}.example.com/{_token(rng, 4)}/{rng.choice(['hook', 'aqp', 'v1/answers'])}"
+    return (
+        f"https://{_token(rng, 6)}.example.com/{_token(rng, 4)}/{rng.choice(['hook', 'aqp', 'v1/answers'])}"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -242,7 +278,17 @@ def _elicitation_mutations() -> list[Mutation]:
 # AQP QueryRequest.
 # --------------------------------------------------------------------------------------------------
 
-_AQP_TYPES = ("feedback", "evaluation", "clarification", "approval", "status", "preference", "correction", "survey", "custom")
+_AQP_TYPES = (
+    "feedback",
+    "evaluation",
+    "clarification",
+    "approval",
+    "status",
+    "preference",
+    "correction",
+    "survey",
+    "custom",
+)
 
 
 def aqp_request(rng: random.Random) -> Doc:
@@ -331,7 +377,9 @@ def _aqp_mutations() -> list[Mutation]:
 
         return _label(f"response={{format: {fmt}}} only", m)
 
-    mutations: list[Mutation] = [drop(k) for k in ("protocolVersion", "queryId", "type", "subject", "prompt", "timing")]
+    mutations: list[Mutation] = [
+        drop(k) for k in ("protocolVersion", "queryId", "type", "subject", "prompt", "timing")
+    ]
     mutations += [drop(k) for k in ("consentMode", "response", "delivery", "expiresAt")]
     mutations += [
         put(("protocolVersion",), "2025-01-01"),
@@ -395,7 +443,12 @@ def acs_request(rng: random.Random) -> Doc:
     if rng.random() < 0.5:
         doc["context"] = _text(rng, 5, 40)
     if rng.random() < 0.5:
-        doc["options"] = list(dict.fromkeys(rng.choice(["once", "always", "this session", "never", "ask later"]) for _ in range(rng.randint(1, 4))))
+        doc["options"] = list(
+            dict.fromkeys(
+                rng.choice(["once", "always", "this session", "never", "ask later"])
+                for _ in range(rng.randint(1, 4))
+            )
+        )
     if rng.random() < 0.6:
         doc["timeout_disposition"] = rng.choice(["allow", "deny"])
     if rng.random() < 0.4:
@@ -410,7 +463,11 @@ def acs_request(rng: random.Random) -> Doc:
         ext: Doc = {"capabilities": caps, "scope": rng.choice(["this_request", "session"])}
         if rng.random() < 0.5:
             origin = {"human": "user_input", "agent": "agent_generated", "service": "external"}[kind]
-            ext["provenance"] = {"provenance_id": _token(rng, 12), "origin": origin, "source_id": approver["id"]}
+            ext["provenance"] = {
+                "provenance_id": _token(rng, 12),
+                "origin": origin,
+                "source_id": approver["id"],
+            }
         doc["intent_extension"] = ext
     return doc
 

@@ -30,21 +30,22 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from jsonschema import Draft202012Validator, FormatChecker  # noqa: E402
-from referencing import Resource  # noqa: E402
+import corpus
+from jsonschema import Draft202012Validator, FormatChecker
+from referencing import Resource
 
-import corpus  # noqa: E402
-from askgate.errors import AskgateError  # noqa: E402
-from askgate.protocols import schemas  # noqa: E402
-from askgate.protocols.registry import codec_for  # noqa: E402
+from askgate.errors import AskgateError
+from askgate.protocols import schemas
+from askgate.protocols.registry import codec_for
 
 SEEDS = {
     "a2a-elicitation": "a2a-elicitation-v1.schema.json",
@@ -77,7 +78,9 @@ def seed_validator(dialect: str, shared: Path) -> Draft202012Validator:
     """jsonschema's validator for one seed, format checker on, stand-ins registered."""
     seed = json.loads((shared / "seeds" / SEEDS[dialect]).read_text(encoding="utf-8"))
     registry = schemas.registry().with_resource(seed["$id"], Resource.from_contents(seed))
-    if dialect == "a2a-elicitation":  # the request branch of the request|response oneOf, with the seed's $defs
+    if (
+        dialect == "a2a-elicitation"
+    ):  # the request branch of the request|response oneOf, with the seed's $defs
         request_branch = seed["oneOf"][0]
         seed = {k: v for k, v in seed.items() if k != "oneOf"} | request_branch
     Draft202012Validator.check_schema(seed)
@@ -116,7 +119,9 @@ def _askgate_verdict(parse: Callable[..., Any], doc: Any) -> tuple[bool, str]:
     try:
         parse(doc)
     except AskgateError as exc:
-        return False, "; ".join(f"{f.pointer or '/'} [{f.rule}] {f.message}" for f in exc.faults[:4]) or str(exc)
+        return False, "; ".join(f"{f.pointer or '/'} [{f.rule}] {f.message}" for f in exc.faults[:4]) or str(
+            exc
+        )
     except Exception as exc:  # noqa: BLE001 - a leak is reported, not raised
         return False, f"LEAKED {type(exc).__name__}: {exc}"
     return True, ""
@@ -172,7 +177,9 @@ def run(dialects: list[str], n: int, repeat: int, seed: int, shared: Path) -> li
         valid = corpus.valid_corpus(dialect, n, seed)
         rows.append(measure(dialect, "valid", valid, ["valid"] * len(valid), repeat, shared))
         invalid = corpus.invalid_corpus(dialect, n, seed)
-        rows.append(measure(dialect, "invalid", [d for _, d in invalid], [m for m, _ in invalid], repeat, shared))
+        rows.append(
+            measure(dialect, "invalid", [d for _, d in invalid], [m for m, _ in invalid], repeat, shared)
+        )
     return rows
 
 
@@ -185,8 +192,18 @@ def print_report(rows: list[Row], args: argparse.Namespace) -> None:
     from rich.table import Table
 
     console = Console(highlight=False, width=max(Console().width, 120))
-    table = Table(title=f"request validation, {args.n} documents per set, best of {args.repeat}, seed {args.seed}")
-    for col in ("dialect", "documents", "askgate docs/s", "jsonschema docs/s", "ratio", "accepted (askgate / jsonschema)", "verdicts"):
+    table = Table(
+        title=f"request validation, {args.n} documents per set, best of {args.repeat}, seed {args.seed}"
+    )
+    for col in (
+        "dialect",
+        "documents",
+        "askgate docs/s",
+        "jsonschema docs/s",
+        "ratio",
+        "accepted (askgate / jsonschema)",
+        "verdicts",
+    ):
         table.add_column(col, justify="right" if "docs/s" in col or col == "ratio" else "left")
     for r in rows:
         accepted = f"{r.askgate_accepted} / {'-' if r.jsonschema_accepted is None else r.jsonschema_accepted}"
@@ -195,13 +212,23 @@ def print_report(rows: list[Row], args: argparse.Namespace) -> None:
         elif r.jsonschema_per_s is None:
             verdict = r.note if not r.disagreements else f"{len(r.disagreements)} leak(s)"
         else:
-            verdict = "agree" if not r.disagreements else f"[bold red]{len(r.disagreements)} disagree[/bold red]"
+            verdict = (
+                "agree" if not r.disagreements else f"[bold red]{len(r.disagreements)} disagree[/bold red]"
+            )
         ratio = _fmt(r.ratio, ".1f") + ("x" if r.ratio is not None else "")
         table.add_row(
-            r.dialect, r.kind, _fmt(r.askgate_per_s, ",.0f"), _fmt(r.jsonschema_per_s, ",.0f"), ratio, accepted, verdict
+            r.dialect,
+            r.kind,
+            _fmt(r.askgate_per_s, ",.0f"),
+            _fmt(r.jsonschema_per_s, ",.0f"),
+            ratio,
+            accepted,
+            verdict,
         )
     console.print(table)
-    console.print(f"Python {platform.python_version()} on {platform.machine()}; target: askgate >= {TARGET:.0f}x jsonschema on valid documents")
+    console.print(
+        f"Python {platform.python_version()} on {platform.machine()}; target: askgate >= {TARGET:.0f}x jsonschema on valid documents"
+    )
     for r in rows:
         if r.kind == "valid" and r.ratio is not None:
             status = "met" if r.ratio >= TARGET else "NOT met"
@@ -228,8 +255,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = run(args.dialect or list(DIALECTS), args.n, args.repeat, args.seed, shared)
     if args.json:
-        out = [asdict(r) | {"disagreements": [{k: v for k, v in d.items() if k != "doc"} for d in r.disagreements]} for r in rows]
-        print(json.dumps({"n": args.n, "repeat": args.repeat, "seed": args.seed, "rows": out}, indent=2, ensure_ascii=False))
+        out = [
+            asdict(r)
+            | {"disagreements": [{k: v for k, v in d.items() if k != "doc"} for d in r.disagreements]}
+            for r in rows
+        ]
+        print(
+            json.dumps(
+                {"n": args.n, "repeat": args.repeat, "seed": args.seed, "rows": out},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         print_report(rows, args)
     return 1 if any(r.disagreements for r in rows) else 0

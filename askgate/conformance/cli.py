@@ -44,7 +44,9 @@ def _table(report: RunReport, failures_only: bool) -> Table:
 @conformance_app.command("run")
 def run(
     suites: Annotated[list[Path], typer.Argument(help="Suite files (or directories of *.yaml).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document instead of a table.")
+    ] = False,
     failures_only: Annotated[bool, typer.Option("--failures-only", help="List failed cases only.")] = False,
 ) -> None:
     """Run every case in SUITE files; exit 1 on any failure or when no case was collected."""
@@ -61,7 +63,9 @@ def run(
             console = Console(highlight=False, soft_wrap=False, width=200)
         console.print(_table(report, failures_only))
         if report.missing_modules:
-            console.print(f"[dim]action modules not present: {escape(', '.join(report.missing_modules))}[/dim]")
+            console.print(
+                f"[dim]action modules not present: {escape(', '.join(report.missing_modules))}[/dim]"
+            )
         if report.cases == 0:
             console.print("[bold red]no cases collected[/bold red]")
         typer.echo(report.summary())

@@ -8,8 +8,9 @@ names the ``action`` and holds steps under ``steps`` or a single ``payload``. Ac
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from askgate.conformance.registry import Case, CaseFailure, CatalogConfig, ExpectedError, Step
 

@@ -33,16 +33,17 @@ import difflib
 import importlib
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 __all__ = [
     "ACTION_MODULES",
     "ActionFn",
-    "CatalogConfig",
     "Case",
     "CaseFailure",
+    "CatalogConfig",
     "ExpectedError",
     "Step",
     "action",
@@ -77,7 +78,7 @@ class ExpectedError:
     raw: Any = None
 
     @classmethod
-    def parse(cls, value: Any) -> "ExpectedError | None":
+    def parse(cls, value: Any) -> ExpectedError | None:
         """Read an ``expect_error`` value (``None``, a regex string, or ``{category, message}``)."""
         if value is None:
             return None
@@ -94,7 +95,9 @@ class ExpectedError:
             if not isinstance(message, str):
                 raise CaseFailure("expect_error.message must be a string (a regex)")
             return cls(message=message, category=category, raw=dict(value))
-        raise CaseFailure(f"expect_error must be a regex string or {{category, message}}, not {type(value).__name__}")
+        raise CaseFailure(
+            f"expect_error must be a regex string or {{category, message}}, not {type(value).__name__}"
+        )
 
     def describe(self) -> str:
         if self.category is None:
@@ -106,7 +109,9 @@ class ExpectedError:
         names = [klass.__name__ for klass in type(exc).__mro__]
         if self.category is not None:
             if self.category not in names:
-                return f"expected {self.describe()}, got {_describe_exc(exc)} (class chain: {', '.join(names)})"
+                return (
+                    f"expected {self.describe()}, got {_describe_exc(exc)} (class chain: {', '.join(names)})"
+                )
         elif not isinstance(exc, (ValueError, OSError)):
             return f"expected a ValueError {self.describe()}, got {_describe_exc(exc)}"
         try:
@@ -244,7 +249,7 @@ class Case:
             result = fn(*args, **kwargs)
         except CaseFailure:
             raise
-        except Exception as exc:  # noqa: BLE001 - every exception is data here
+        except Exception as exc:
             if expect_error is None:
                 raise CaseFailure(f"unexpected {_describe_exc(exc)}") from exc
             self.check_error(expect_error, exc)

@@ -8,9 +8,10 @@ report, and the remaining cases still run. A run that collects zero cases is a f
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from askgate.conformance.normalise import conformance_root, normalise_case
 from askgate.conformance.registry import Case, CaseFailure, actions, get_action, load_action_modules
@@ -129,7 +130,9 @@ def collect_file(file: Path) -> tuple[list[Case | CaseResult], CaseResult | None
             entries.append(normalise_case(raw, file, index, root))
         except CaseFailure as exc:
             name = raw.get("name", "?") if isinstance(raw, dict) else "?"
-            entries.append(CaseResult(file.resolve(), index, str(name), None, False, f"malformed case: {exc.detail}"))
+            entries.append(
+                CaseResult(file.resolve(), index, str(name), None, False, f"malformed case: {exc.detail}")
+            )
     return entries, None
 
 

@@ -46,13 +46,18 @@ SUITE_SCHEMA: dict[str, Any] = {
         "type": "object",
         "properties": {
             "name": {"type": "string", "description": "Unique name of the test case."},
-            "description": {"type": "string", "description": "Optional description of what the test verifies."},
+            "description": {
+                "type": "string",
+                "description": "Optional description of what the test verifies.",
+            },
             "catalog": {
                 "type": "object",
                 "description": "Catalog configuration for the test.",
                 "properties": {
                     "version": {"type": "string", "enum": ["0.8", "0.9"], "description": "Protocol version."},
-                    "s2c_schema": _schema_or_path("Path to simplified schema file.", "Inlined schema object."),
+                    "s2c_schema": _schema_or_path(
+                        "Path to simplified schema file.", "Inlined schema object."
+                    ),
                     "catalog_schema": _schema_or_path("Path to catalog file.", "Inlined catalog object."),
                     "common_types_schema": _schema_or_path(
                         "Path to common types schema file.", "Inlined common types schema object."

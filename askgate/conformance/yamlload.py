@@ -32,7 +32,11 @@ class _SuiteLoader(yaml.SafeLoader):
 
 # Drop the YAML 1.1 bool and timestamp resolvers, then add YAML 1.2 core booleans back.
 _SuiteLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")]
+    first: [
+        (tag, rx)
+        for tag, rx in resolvers
+        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
+    ]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _SuiteLoader.add_implicit_resolver(
@@ -53,11 +57,17 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
             hash(key)
         except TypeError:
             raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
+                "while constructing a mapping",
+                node.start_mark,
+                "found an unhashable key",
+                key_node.start_mark,
             ) from None
         if key in out:
             raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
+                "while constructing a mapping",
+                node.start_mark,
+                f"found duplicate key {key!r}",
+                key_node.start_mark,
             )
         out[key] = loader.construct_object(value_node, deep=True)
     return out
@@ -70,7 +80,7 @@ _SuiteLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _co
 def load_yaml_text(text: str) -> Any:
     """Parse one YAML document of JSON-like data (see module docstring)."""
     try:
-        return yaml.load(text, Loader=_SuiteLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_SuiteLoader)
     except yaml.YAMLError as exc:
         raise SuiteYamlError(f"not valid YAML: {exc}") from None
     except RecursionError:

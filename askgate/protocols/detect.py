@@ -28,7 +28,8 @@ whose own validator then reports what is wrong. Pass ``--as`` / an explicit dial
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from askgate.core.model import Dialect
 from askgate.errors import AskgateError, Fault
@@ -72,7 +73,8 @@ def _markers(doc: Mapping[str, Any]) -> dict[Dialect, list[str]]:
         add(Dialect.A2A_ELICITATION, f'"{_ELICITATION_KEY}" payload key')
     parts = doc.get("parts")
     if isinstance(parts, list) and any(
-        isinstance(p, Mapping) and isinstance(p.get("data"), Mapping) and _ELICITATION_KEY in p["data"] for p in parts
+        isinstance(p, Mapping) and isinstance(p.get("data"), Mapping) and _ELICITATION_KEY in p["data"]
+        for p in parts
     ):
         add(Dialect.A2A_ELICITATION, f'A2A message with an "{_ELICITATION_KEY}" data part')
     if doc.get("protocolVersion") == _AQP_VERSION:
@@ -147,9 +149,13 @@ def _signatures(doc: Mapping[str, Any]) -> dict[Dialect, list[str]]:
     elif keys & _A2A_TOP:
         misfit = _fits_a2a(doc)
         if misfit is None:
-            found[Dialect.A2A_ELICITATION] = ["bare {message, requestedSchema} within the elicitation/v1 keyword sets"]
+            found[Dialect.A2A_ELICITATION] = [
+                "bare {message, requestedSchema} within the elicitation/v1 keyword sets"
+            ]
         else:
-            found[Dialect.MCP_ELICITATION] = [f"bare {{message, requestedSchema}} outside elicitation/v1: {misfit}"]
+            found[Dialect.MCP_ELICITATION] = [
+                f"bare {{message, requestedSchema}} outside elicitation/v1: {misfit}"
+            ]
     return found
 
 
@@ -165,7 +171,7 @@ def _hint(doc: Mapping[str, Any]) -> str:
     if "action" in keys and keys <= {"action", "content", "_meta"}:
         return " It looks like an elicitation answer ({action, content}); only requests are detected."
     if "jsonrpc" in keys and "method" in keys:
-        return f" JSON-RPC method {doc.get('method')!r} is not an ask (MCP asks use \"{_MCP_METHOD}\")."
+        return f' JSON-RPC method {doc.get("method")!r} is not an ask (MCP asks use "{_MCP_METHOD}").'
     return ""
 
 
@@ -191,7 +197,9 @@ def detect_dialect(doc: Any) -> Dialect:
         if len(found) == 1:
             return next(iter(found))
         if len(found) > 1:
-            raise _refuse(f"cannot tell the dialect: evidence for several: {_describe(found)}", "detect.ambiguous")
+            raise _refuse(
+                f"cannot tell the dialect: evidence for several: {_describe(found)}", "detect.ambiguous"
+            )
     keys = ", ".join(sorted(map(str, doc))[:12]) or "none"
     raise _refuse(
         f"cannot tell the dialect: no a2a-elicitation, mcp-elicitation, aqp or acs request shape "

@@ -53,7 +53,11 @@ def dialect_of(name: str | Dialect) -> Dialect:
                 return dialect
     raise AskgateError(
         f"unknown dialect {name!r}",
-        [Fault("", f"unknown dialect {name!r}; expected one of {', '.join(DIALECT_NAMES)}", "dialect.unknown")],
+        [
+            Fault(
+                "", f"unknown dialect {name!r}; expected one of {', '.join(DIALECT_NAMES)}", "dialect.unknown"
+            )
+        ],
         code="unknown_dialect",
     )
 
@@ -72,7 +76,11 @@ def codec_for(dialect: str | Dialect) -> Codec:
         if exc.name is not None and module_name.startswith(exc.name):
             raise AskgateError(
                 f"no codec for {resolved.value}",
-                [Fault("", f"the {resolved.value} codec ({module_name}) is not available", "dialect.no-codec")],
+                [
+                    Fault(
+                        "", f"the {resolved.value} codec ({module_name}) is not available", "dialect.no-codec"
+                    )
+                ],
                 code="unsupported",
             ) from None
         raise

@@ -19,7 +19,9 @@ VALID_A2A = {
     "message": "Which region should I deploy to?",
     "requestedSchema": {
         "type": "object",
-        "properties": {"region": {"type": "string", "enum": ["eu", "us"], "enumNames": ["Europe", "United States"]}},
+        "properties": {
+            "region": {"type": "string", "enum": ["eu", "us"], "enumNames": ["Europe", "United States"]}
+        },
         "required": ["region"],
     },
 }
@@ -30,7 +32,11 @@ INVALID_A2A = {
         "properties": {"r": {"type": "string", "enum": ["a", "b"], "enumNames": ["A"]}},
     },
 }
-VALID_ACS = {"approver": {"type": "human", "id": "user:lead"}, "question": "Deploy now?", "timeout_seconds": 300}
+VALID_ACS = {
+    "approver": {"type": "human", "id": "user:lead"},
+    "question": "Deploy now?",
+    "timeout_seconds": 300,
+}
 
 
 def _write(tmp_path: Path, name: str, content: Any) -> str:
@@ -44,7 +50,9 @@ def _write(tmp_path: Path, name: str, content: Any) -> str:
 
 def _invoke(*args: str) -> Any:
     result = CliRunner().invoke(app, ["validate", *args])
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
+        result.exception
+    )
     assert "Traceback" not in result.output
     return result
 
@@ -116,9 +124,10 @@ def test_json_output(tmp_path: Path) -> None:
     files = {Path(f["file"]).name: f for f in doc["files"]}
     assert files["ok.json"]["status"] == "valid" and files["ok.json"]["dialect"] == "a2a-elicitation"
     assert files["bad.json"]["code"] == "invalid_request"
-    assert {"pointer": "/requestedSchema/properties/r/enumNames", "rule": "elicitation.enumNames-length"}.items() <= (
-        files["bad.json"]["faults"][0].items()
-    )
+    assert {
+        "pointer": "/requestedSchema/properties/r/enumNames",
+        "rule": "elicitation.enumNames-length",
+    }.items() <= (files["bad.json"]["faults"][0].items())
     assert files["absent.json"]["code"] == "unreadable"
 
 
@@ -143,6 +152,7 @@ def test_real_process_prints_no_traceback(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "askgate.cli", "validate", bad, str(tmp_path / "absent.json")],
         capture_output=True,
+        check=False,
         text=True,
         cwd=REPO,
         timeout=120,

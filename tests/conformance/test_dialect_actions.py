@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -36,7 +36,9 @@ def _parse_request(doc: Any, *, version: str = "x", now: datetime | None = None)
 def _check_answer(ask: Ask, payload: Any, *, strict: bool = False) -> Answer:
     CALLS.append(("check_answer", {"strict": strict}))
     if payload.get("action") != "accept":
-        raise AskgateError("invalid answer", [Fault("/action", "action must be accept", "enum")], code="invalid_answer")
+        raise AskgateError(
+            "invalid answer", [Fault("/action", "action must be accept", "enum")], code="invalid_answer"
+        )
     return Answer(outcome="accept", value=payload.get("content"))
 
 
@@ -49,7 +51,10 @@ def _render_answer(ask: Ask, answer: Answer, *, issued_at: datetime | None = Non
 
 
 FAKE = SimpleNamespace(
-    DIALECT=Dialect.A2A_ELICITATION, parse_request=_parse_request, check_answer=_check_answer, render_answer=_render_answer
+    DIALECT=Dialect.A2A_ELICITATION,
+    parse_request=_parse_request,
+    check_answer=_check_answer,
+    render_answer=_render_answer,
 )
 
 
@@ -177,7 +182,10 @@ def test_validate_request_expectations(tmp_path: Path) -> None:
         "option nobody accepts": False,
     }
     assert "/prompt: expected 'bye', got 'hi'" in results["valid but subset differs"][1]
-    assert "only AskgateError may escape" in results["non-AskgateError escaping is a failure even when an error is expected"][1]
+    assert (
+        "only AskgateError may escape"
+        in results["non-AskgateError escaping is a failure even when an error is expected"][1]
+    )
     assert "versoin" in results["option nobody accepts"][1]
 
 
@@ -227,7 +235,7 @@ def test_options_are_distributed_and_times_coerced(tmp_path: Path) -> None:
     assert "the case's request is invalid" in results["invalid request in an answer case"][1]
     parse_calls = [kw for name, kw in CALLS if name == "parse_request"]
     assert {"version": "v9", "now": None} in parse_calls
-    assert {"version": "x", "now": datetime(2025, 12, 31, 22, tzinfo=timezone.utc)} in parse_calls  # same instant
+    assert {"version": "x", "now": datetime(2025, 12, 31, 22, tzinfo=UTC)} in parse_calls  # same instant
     assert ("check_answer", {"strict": True}) in CALLS
 
 
@@ -241,5 +249,10 @@ def test_detect_action(tmp_path: Path) -> None:
         - {name: no expectation, action: detect, payload: {question: q}}
         """,
     )
-    assert {n: p for n, (p, _) in results.items()} == {"right": True, "wrong": False, "refused": True, "no expectation": False}
+    assert {n: p for n, (p, _) in results.items()} == {
+        "right": True,
+        "wrong": False,
+        "refused": True,
+        "no expectation": False,
+    }
     assert "detected 'acs', expected 'aqp'" in results["wrong"][1]

@@ -53,13 +53,19 @@ def test_legacy_process_chunk_list(root: Path) -> None:
 
 
 def test_catalog_defaults_and_path_schemas(root: Path) -> None:
-    raw = {"name": "t", "action": "load", "catalog": {"version": "0.9", "catalog_schema": "test_data/cat.json"}}
+    raw = {
+        "name": "t",
+        "action": "load",
+        "catalog": {"version": "0.9", "catalog_schema": "test_data/cat.json"},
+    }
     case = normalise_case(raw, root / "suites" / "catalog.yaml", 0)
     assert case.catalog is not None
     assert case.catalog.s2c_schema is None
     assert case.catalog.catalog_schema == {"catalogId": "from-file"}
     assert case.catalog.common_types_schema == {}
-    only_version = normalise_case({"name": "t", "action": "prune", "catalog": {"version": "0.8"}}, root / "x.yaml", 0)
+    only_version = normalise_case(
+        {"name": "t", "action": "prune", "catalog": {"version": "0.8"}}, root / "x.yaml", 0
+    )
     assert only_version.catalog is not None
     assert (only_version.catalog.s2c_schema, only_version.catalog.catalog_schema) == (None, {})
     assert normalise_case({"name": "t", "action": "select_catalog"}, root / "x.yaml", 0).catalog is None
@@ -92,22 +98,30 @@ def test_newer_shape_steps_key(root: Path) -> None:
 
 
 def test_single_step_input_and_single_payload(root: Path) -> None:
-    chunk = normalise_case({"name": "c", "action": "process_chunk", "input": "hi", "expect": []}, root / "a.yaml", 0)
+    chunk = normalise_case(
+        {"name": "c", "action": "process_chunk", "input": "hi", "expect": []}, root / "a.yaml", 0
+    )
     assert len(chunk.steps) == 1 and chunk.steps[0].input == "hi" and chunk.steps[0].has_expect
     err = {"category": "ValidationError", "message": "bad"}
-    one = normalise_case({"name": "v", "action": "validate", "payload": {"m": 1}, "expect_error": err}, root / "a.yaml", 0)
+    one = normalise_case(
+        {"name": "v", "action": "validate", "payload": {"m": 1}, "expect_error": err}, root / "a.yaml", 0
+    )
     assert len(one.steps) == 1 and one.steps[0].payload == {"m": 1}
     assert one.steps[0].expect_error == ExpectedError("bad", "ValidationError", raw=err)
     assert one.payload == {"m": 1}
 
 
 def test_parse_full_bare_input_from_parser_file(root: Path) -> None:
-    case = normalise_case({"name": "p", "input": "<a2ui-json>", "expect_error": "x"}, root / "suites" / "parser.yaml", 0)
+    case = normalise_case(
+        {"name": "p", "input": "<a2ui-json>", "expect_error": "x"}, root / "suites" / "parser.yaml", 0
+    )
     assert case.action == "parse_full"
     assert case.input == "<a2ui-json>"
     assert case.steps == ()
     assert case.expect_error is not None and case.expect_error.message == "x"
-    explicit = normalise_case({"name": "p", "action": "fix_payload", "input": "[]"}, root / "suites" / "parser.yaml", 1)
+    explicit = normalise_case(
+        {"name": "p", "action": "fix_payload", "input": "[]"}, root / "suites" / "parser.yaml", 1
+    )
     assert explicit.action == "fix_payload"
 
 
@@ -119,7 +133,9 @@ def test_action_derived_from_legacy_keys_when_file_name_says_nothing(root: Path)
 
 
 def test_args_default_and_raw_access(root: Path) -> None:
-    case = normalise_case({"name": "a", "action": "x", "args": None, "expect_output": "o"}, root / "x.yaml", 0)
+    case = normalise_case(
+        {"name": "a", "action": "x", "args": None, "expect_output": "o"}, root / "x.yaml", 0
+    )
     assert case.args == {}
     assert case.get("expect_output") == "o"
     assert not case.has_expect

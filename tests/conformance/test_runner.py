@@ -40,7 +40,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[Case]:
         for step in case.steps:
             exc_type = {"chunk": ChunkError, "key": KeyError}.get(step.raw.get("kind"))
 
-            def go(message: str = str(step.input)) -> str:
+            def go(message: str = str(step.input), exc_type: type[Exception] | None = exc_type) -> str:
                 if exc_type is not None:
                     raise exc_type(message)
                 return message
@@ -48,7 +48,12 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[Case]:
             case.expect_outcome(go, expect_error=step.expect_error)
 
     load_action_modules()
-    for name, fn in {"t_record": record, "t_expect_equal": expect_equal, "t_crash": crash, "t_raise": raising}.items():
+    for name, fn in {
+        "t_record": record,
+        "t_expect_equal": expect_equal,
+        "t_crash": crash,
+        "t_raise": raising,
+    }.items():
         monkeypatch.setitem(registry._ACTIONS, name, fn)
     return log
 

@@ -16,7 +16,9 @@ def test_suite_schema_equals_the_seed(shared_dir: Path) -> None:
 
 
 def test_suite_schema_equals_the_vendored_conformance_schema(shared_dir: Path) -> None:
-    vendored = json.loads((shared_dir / "a2ui-conformance" / "conformance_schema.json").read_text(encoding="utf-8"))
+    vendored = json.loads(
+        (shared_dir / "a2ui-conformance" / "conformance_schema.json").read_text(encoding="utf-8")
+    )
     assert SUITE_SCHEMA == vendored
 
 
@@ -30,7 +32,13 @@ def test_validator_is_draft_2020_12_and_judges_like_the_seed(shared_dir: Path) -
         [{"name": "a", "input": "t", "expect": []}],
         [{"name": "a", "input": "t", "expect": [], "expect_error": "e"}],
         [{"name": "a", "process_chunk": [{"input": "x", "expect": []}], "catalog": {"version": "0.8"}}],
-        [{"name": "a", "validate": [{"payload": {}}], "catalog": {"version": "0.9", "s2c_schema": {}, "catalog_schema": "p"}}],
+        [
+            {
+                "name": "a",
+                "validate": [{"payload": {}}],
+                "catalog": {"version": "0.9", "s2c_schema": {}, "catalog_schema": "p"},
+            }
+        ],
         [{"name": "a", "action": "x", "catalog": {"version": 0.8}}],
         {"name": "a"},
     ]

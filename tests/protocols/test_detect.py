@@ -34,12 +34,19 @@ _keys = st.sampled_from(
      "question", "timeout_seconds", "decision", "ask_details", "result", "elicitation/v1", "mode", "parts", "x", "$schema",
      "properties", "data", "consentMode"]
 )  # fmt: skip
-_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8) | st.sampled_from(
-    ["elicitation/create", "2026-07-30", "ask", "object", "string", "array"]
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8)
+    | st.sampled_from(["elicitation/create", "2026-07-30", "ask", "object", "string", "array"])
 )
 _json = st.recursive(
     _scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys | st.text(max_size=5), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(_keys | st.text(max_size=5), inner, max_size=5)
+    ),
     max_leaves=25,
 )
 
@@ -80,6 +87,12 @@ def test_wrapped_and_enveloped_forms() -> None:
         assert detect_dialect(rpc) == Dialect.MCP_ELICITATION
         assert detect_dialect({**elicitation, "mode": "form"}) == Dialect.MCP_ELICITATION
         details = corpus.acs_request(rng)
-        result = {"type": "final", "acs_version": "0.1.0", "request_id": "r", "decision": "ask", "ask_details": details}
+        result = {
+            "type": "final",
+            "acs_version": "0.1.0",
+            "request_id": "r",
+            "decision": "ask",
+            "ask_details": details,
+        }
         assert detect_dialect(result) == Dialect.ACS
         assert detect_dialect({"jsonrpc": "2.0", "id": "x", "result": result}) == Dialect.ACS
