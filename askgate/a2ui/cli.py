@@ -206,7 +206,8 @@ def parse(
     except AskgateError as exc:
         typer.echo(f"askgate a2ui parse: {file}: {exc}", err=True)
         for f in exc.faults:
-            typer.echo(f"  {f.pointer or '/'}  [{f.rule}]  {f.message}", err=True)
+            if f.message != str(exc):
+                typer.echo(f"  {f.pointer or '/'}  [{f.rule}]  {f.message}", err=True)
         raise typer.Exit(EXIT_INVALID) from None
     except Exception as exc:  # noqa: BLE001 - the CLI edge: report, never a traceback
         typer.echo(f"askgate a2ui parse: internal error: {type(exc).__name__}: {exc}", err=True)

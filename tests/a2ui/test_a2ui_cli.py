@@ -127,3 +127,12 @@ def test_parse_streams_parts_as_json_lines(tmp_path: Path, version: str) -> None
         start = "createSurface" if version == "0.9" else "beginRendering"
         assert any(start in m and m[start]["surfaceId"] == "elicit-a1" for m in seen), parts
         assert "Here is the form." in "".join(p["text"] for p in parts)
+
+
+def test_parse_rejected_response_exits_1(tmp_path: Path) -> None:
+    f = _write(tmp_path, "bad.txt", 'Hi <a2ui-json>[{"version": "v0.9", "bogus": 1}]</a2ui-json>')
+    r = _run("parse", f)
+    assert r.exit_code == 1, r.output
+    first = json.loads(r.output.splitlines()[0])  # the text before the block was already streamed
+    assert first["a2ui_json"] is None and first["text"].startswith("Hi")
+    assert "Unknown message type" in r.output
