@@ -32,11 +32,11 @@ import re
 from typing import Any, Literal
 
 from askgate.a2ui.plan import (
+    NO,
+    YES,
     ActionPlan,
     FieldPlan,
     SurfacePlan,
-    YES,
-    NO,
     plan_ask,
 )
 from askgate.core.answers import check_value
@@ -254,17 +254,6 @@ def _form(ask: Ask, plan: SurfacePlan, values: dict[str, Any], faulted: set[str]
     return value, faults
 
 
-def _check_approval(spec: ApprovalSpec, decision: dict[str, Any]) -> list[Fault]:
-    """check_value for an approval; until the ACS engineer's ``askgate.core.approval`` lands, the checks
-    above (option membership, allow needs an option, scope never widened) are the whole check."""
-    try:
-        return check_value(spec, decision, "")
-    except ModuleNotFoundError as exc:
-        if exc.name != "askgate.core.approval":
-            raise
-        return []
-
-
 _APPROVAL_FIELD = {"selected_option": "option", "reasoning": "reasoning", "intent_extension": "scope"}
 
 
@@ -291,7 +280,7 @@ def _approval(spec: ApprovalSpec, plan: SurfacePlan, action: ActionPlan, values:
             decision["intent_extension"] = ext.model_copy(update={"scope": scope}).model_dump(
                 mode="json", exclude_none=True)
     if not faults:
-        for f in _check_approval(spec, decision):
+        for f in check_value(spec, decision, ""):
             token = f.pointer.split("/")[1] if f.pointer.startswith("/") else ""
             prop = _APPROVAL_FIELD.get(token)
             faults.append(Fault("/form/" + prop if prop else "/form", f.message, f.rule))

@@ -175,7 +175,7 @@ def _base_ids(props: list[str]) -> list[str]:
     return out
 
 
-def finite(x: float | int | None) -> float | int | None:
+def finite(x: float | None) -> float | int | None:
     """``x`` when it is a usable bound (finite), else ``None``."""
     if x is None or isinstance(x, bool):
         return None

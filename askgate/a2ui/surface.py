@@ -24,7 +24,8 @@ from __future__ import annotations
 import functools
 import json
 import math
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from askgate.a2ui.plan import ActionPlan, FieldPlan, SurfacePlan, finite, plan_ask
 from askgate.core.model import Ask, IntegerField, MultiChoiceField, NumberField, StringField
@@ -42,7 +43,7 @@ NUMBER_RE = r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"
 INTEGER_RE = r"\s*[+-]?\d+\s*"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def basic_catalog_id(version: str) -> str | None:
     """The id of the basic catalog askgate loads for ``version`` (``None`` for v0.8's standard catalog,
     which has no ``catalogId``: omitting it from ``beginRendering`` means "the standard catalog")."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import timezone
+from datetime import UTC
 from typing import Any
 
 from hypothesis import strategies as st
@@ -194,7 +194,7 @@ def answerable_field(draw: st.DrawFn, name: str) -> tuple[Any, Any]:
     if kind == "date":
         return StringField(**common, format="date"), draw(st.dates()).isoformat()
     if kind == "date-time":
-        dt = draw(st.datetimes(timezones=st.just(timezone.utc)))
+        dt = draw(st.datetimes(timezones=st.just(UTC)))
         return StringField(**common, format="date-time"), dt.isoformat()
     if kind == "pattern":
         return StringField(**common, pattern="^[a-z]+$"), draw(st.from_regex(r"\A[a-z]{1,12}\Z"))

@@ -114,7 +114,7 @@ def _broken_controls() -> list[tuple[str, list[dict[str, Any]]]]:
 def test_reference_validator_accepts_every_generated_surface(validators: dict[str, A2uiValidator]) -> None:
     batch: list[dict[str, Any]] = []
 
-    @settings(max_examples=examples(200), deadline=None, database=None,
+    @settings(max_examples=examples(150), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow])
     @given(surface_inputs)
     def collect(case: Any) -> None:
@@ -136,4 +136,4 @@ def test_reference_validator_accepts_every_generated_surface(validators: dict[st
     assert not failures, f"{len(failures)} of {len(batch)} surfaces rejected by the reference; first: " \
                          f"{failures[0][1]}\n{json.dumps(failures[0][0])[:3000]}"
     assert all(err is not None for err in verdicts[len(batch):]), verdicts[len(batch):]
-    assert len(batch) >= 2 * min(examples(200), 10)
+    assert len(batch) >= 2 * min(examples(150), 10)
