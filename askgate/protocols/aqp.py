@@ -54,7 +54,8 @@ from askgate.core.model import (
 from askgate.errors import AskgateError, Fault, raise_if_faults
 from askgate.jsonload import loads_strict
 from askgate.protocols import _checks as C
-from askgate.protocols._construct import make
+from askgate.core.construct import make
+from askgate.protocols.flat_schema import parse_requested_schema
 
 DIALECT = Dialect.AQP
 PROTOCOL_VERSION = "2026-07-30"
@@ -85,7 +86,7 @@ _REQUIRED_SET = frozenset(_REQUIRED)
 _TOP = frozenset((*_REQUIRED, "instructions", "dataPolicy", "consentScope"))
 _RESPONSE = frozenset(("format", "jsonSchema", "choices", "maxLength"))
 _DELIVERY = frozenset(("binding", "endpoint", "authorization", "operation"))
-_OWN_MEMBER = {"text": "maxLength", "structured": "jsonSchema", "choice": "choices"}
+_MEMBER_FORMAT = {"maxLength": "text", "jsonSchema": "structured", "choices": "choice"}
 _SPEC_FORMAT = {"text": "text", "form": "structured", "choice": "choice", "yes_no": "boolean", "number": "number"}
 _M = C.MISSING
 _is_uuid = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII).match
@@ -98,7 +99,7 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=
 # --------------------------------------------------------------------------------------------------
 
 
-def parse_request(doc: Any, now: datetime | str | None = None, **_: Any) -> Ask:
+def parse_request(doc: Any, now: datetime | str | None = None) -> Ask:
     """A decoded QueryRequest -> canonical :class:`Ask`, or ``AskgateError`` with every fault.
 
     ``now`` (an aware datetime or RFC 3339 string; the caller's clock) switches on the intake rules of
@@ -183,9 +184,11 @@ def parse_request(doc: Any, now: datetime | str | None = None, **_: Any) -> Ask:
     notes: list[str] = []
     if spec is None:
         spec = _simple_spec(fmt, response)
-    for fmt_name, member in _OWN_MEMBER.items():
-        if fmt != fmt_name and member in response:
-            notes.append(f'response.{member} ignored: it does not apply to format "{fmt}"')
+    if len(response) > 1:
+        for member in response:
+            owner = _MEMBER_FORMAT.get(member)
+            if owner is not None and owner != fmt:
+                notes.append(f'response.{member} ignored: it does not apply to format "{fmt}"')
     if binding == "other":
         for member in ("endpoint", "authorization", "operation"):
             if member in delivery:
@@ -238,9 +241,9 @@ def parse_request(doc: Any, now: datetime | str | None = None, **_: Any) -> Ask:
     )
 
 
-def parse_request_bytes(data: bytes | str, now: datetime | str | None = None, **opts: Any) -> Ask:
+def parse_request_bytes(data: bytes | str, now: datetime | str | None = None) -> Ask:
     """Strict JSON text -> :func:`parse_request`; only ``AskgateError`` escapes."""
-    return parse_request(loads_strict(data), now=now, **opts)
+    return parse_request(loads_strict(data), now=now)
 
 
 def _subject(faults: list[Fault], subject: Any) -> None:
@@ -363,7 +366,6 @@ def _endpoint_rule(intake: list[Fault], delivery: dict, binding: str) -> None:
 
 
 def _structured(intake: list[Fault], schema: dict) -> FormSpec | None:
-    from askgate.protocols.flat_schema import parse_requested_schema
 
     form, problems = parse_requested_schema(schema, profile="aqp", pointer="/response/jsonSchema")
     if problems:
@@ -412,7 +414,6 @@ def check_answer(
     *,
     respondent: Respondent | None = None,
     answered_at: datetime | None = None,
-    **_: Any,
 ) -> Answer:
     """A respondent's answer -> canonical :class:`Answer`.
 
@@ -487,7 +488,6 @@ def render_answer(
     *,
     issued_at: datetime | str,
     consent_basis: str | None = None,
-    **_: Any,
 ) -> dict[str, Any]:
     """Canonical Answer -> askgate's proposed QueryResponse (§3.4).
 

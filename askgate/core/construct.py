@@ -18,8 +18,12 @@ M = TypeVar("M", bound=BaseModel)
 _REQUIRED: Any = object()
 _Plan = tuple[dict[str, Any], frozenset[str], frozenset[str]]
 _PLANS: dict[type, _Plan] = {}
-_set = object.__setattr__
 _new = object.__new__
+# BaseModel's slot descriptors, called directly: cheaper than object.__setattr__ (which looks them up).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _plan(cls: type[BaseModel]) -> _Plan:
@@ -51,10 +55,10 @@ def build(cls: type[M], /, **values: Any) -> M:
         for name in fresh - keys:
             data[name] = copy.deepcopy(cls.__pydantic_fields__[name].get_default(call_default_factory=True))
     obj = _new(cls)
-    _set(obj, "__dict__", data)
-    _set(obj, "__pydantic_fields_set__", set(keys))
-    _set(obj, "__pydantic_extra__", None)
-    _set(obj, "__pydantic_private__", None)
+    _set_dict(obj, data)
+    _set_fields_set(obj, set(keys))
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
 
 
@@ -66,17 +70,21 @@ def _count(cls: type[BaseModel]) -> int:
     return n
 
 
-def make(cls: type[M], data: dict[str, Any]) -> M:
+def make(
+    cls: type[M], data: dict[str, Any], *, extra: dict[str, Any] | None = None, fields_set: set[str] | None = None
+) -> M:
     """Like :func:`build`, for a hot path that passes *every* field, in declaration order, as a dict.
 
-    The only check is the field count, which catches a field added to the model and not to the caller
-    (the codec tests also round-trip every built object through ``model_validate``).
+    ``extra`` holds the extra members of an ``extra="allow"`` model (``{}`` when there are none);
+    ``fields_set`` defaults to every field. The only check is the field count, which catches a field
+    added to the model and not to the caller (the codec tests also round-trip built objects through
+    ``model_validate``).
     """
     if len(data) != (_COUNTS.get(cls) or _count(cls)):
         raise TypeError(f"{cls.__name__} needs all {len(cls.model_fields)} fields, got {sorted(data)}")
     obj = _new(cls)
-    _set(obj, "__dict__", data)
-    _set(obj, "__pydantic_fields_set__", set(data))
-    _set(obj, "__pydantic_extra__", None)
-    _set(obj, "__pydantic_private__", None)
+    _set_dict(obj, data)
+    _set_fields_set(obj, set(data) if fields_set is None else fields_set)
+    _set_extra(obj, extra)
+    _set_private(obj, None)
     return obj
