@@ -489,6 +489,8 @@ class _Draft:
             for step, data, ids in self.audit
         )
         effects = list(self.effects)
+        if rec.state in TERMINAL:  # e.g. an escalation offer settled by the same apply: nobody to notify
+            effects = [e for e in effects if not isinstance(e, Notify)]
         wake = next_wake(rec)
         if wake is not None and (old is None or wake != next_wake(old)):
             effects.append(ScheduleWake(rec.id, wake))
