@@ -1,0 +1,112 @@
+"""Mapping between the lifecycle's AskRecord, the store's AskRow, and what callers are shown.
+
+Views are built here (not in the server) so that every edge (HTTP, SSE, callbacks, the Python client)
+shows the same thing, and so the rule "no credential, no consent decision, no raw original leaves" is
+enforced in one place.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from askgate.core.lifecycle import AskRecord, final_answer, next_wake
+from askgate.core.model import Answer, ApprovalDecision, Dialect
+from askgate.errors import AskgateError
+from askgate.store import AskRow
+
+_ACS_NS = uuid.UUID("6a0b5c64-8f3e-4d7a-9c1e-2b5d4f6a8e10")
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def to_row(record: AskRecord) -> AskRow:
+    ask = record.ask
+    return AskRow(
+        id=record.id,
+        version=record.version,
+        state=record.state.value,
+        terminal=record.terminal,
+        dialect=ask.dialect.value,
+        created_at=record.created_at,
+        record=record.to_json(),
+        asker=ask.asker,
+        session_id=ask.session_id,
+        external_id=ask.external_id,
+        next_wake_at=next_wake(record),
+        offered_to=record.offered_to,
+    )
+
+
+def from_row(row: AskRow) -> AskRecord:
+    return AskRecord.from_json(row.record)
+
+
+def answer_json(answer: Answer | None) -> dict[str, Any] | None:
+    if answer is None:
+        return None
+    data = answer.model_dump(mode="json", exclude_none=True)
+    if isinstance(answer.value, ApprovalDecision):
+        data["value"] = answer.value.model_dump(mode="json", exclude_none=True)
+    return data
+
+
+def dialect_response(record: AskRecord, *, now: datetime, chain_hash: str | None = None) -> Any:
+    """The terminal outcome as the asker's own dialect expresses it (None while open or not expressible)."""
+    outcome = final_answer(record)
+    if outcome is None:
+        return None
+    ask = record.ask
+    try:
+        if ask.dialect == Dialect.CANONICAL:
+            return answer_json(outcome)
+        from askgate.protocols.registry import codec_for
+
+        codec = codec_for(ask.dialect)
+        if ask.dialect == Dialect.AQP:
+            basis = outcome.consent_basis
+            return codec.render_answer(ask, outcome, issued_at=now, consent_basis=basis)
+        if ask.dialect == Dialect.ACS:
+            original = ask.original if isinstance(ask.original, dict) else {}
+            rpc_id = original.get("id") if "jsonrpc" in original else record.id
+            request_id = str(uuid.uuid5(_ACS_NS, record.id))
+            return codec.render_answer(ask, outcome, request_id=request_id, jsonrpc_id=rpc_id,
+                                       chain_hash=chain_hash)
+        return codec.render_answer(ask, outcome)
+    except AskgateError:
+        return None  # e.g. an ACS ask withdrawn by its asker: ACS has no way to say "cancelled"
+
+
+def view(record: AskRecord, *, now: datetime, chain_hash: str | None = None) -> dict[str, Any]:
+    """What asker, respondent and admin see of an ask: never credentials, votes or consent decisions."""
+    ask = record.ask
+    outcome = final_answer(record)
+    return {
+        "id": record.id,
+        "dialect": ask.dialect.value,
+        "state": record.state.value,
+        "hold": record.hold,
+        "terminal": record.terminal,
+        "version": record.version,
+        "created_at": iso(record.created_at),
+        "deadline_at": iso(record.deadline_at),
+        "settled_at": iso(record.settled_at),
+        "asker": ask.asker,
+        "session_id": ask.session_id,
+        "external_id": ask.external_id,
+        "purpose": ask.purpose,
+        "prompt": ask.prompt,
+        "details": ask.details,
+        "subject": ask.subject,
+        "spec": ask.spec.model_dump(mode="json", exclude_none=True),
+        "timing": ask.timing,
+        "consent": {"mode": ask.consent.mode, "scope": ask.consent.scope, "data_policy": ask.consent.data_policy},
+        "respondents": [r.model_dump(mode="json", exclude_none=True) for r in record.routing.respondents],
+        "rule": record.routing.rule,
+        "offered_to": list(record.offered_to),
+        "outcome": answer_json(outcome),
+        "response": dialect_response(record, now=now, chain_hash=chain_hash) if outcome is not None else None,
+    }
