@@ -18,11 +18,13 @@ __all__ = [
     "MAX_GLOBAL_DEPTH",
     "MAX_FUNC_CALL_DEPTH",
     "RefFields",
+    "RefIndex",
     "component_ref_fields",
     "component_references",
     "find_root_id",
     "check_components",
     "check_limits_and_paths",
+    "limits_ok",
     "is_valid_path",
 ]
 
@@ -136,63 +138,86 @@ def component_ref_fields(version: str, s2c: Any, catalog: Any) -> RefFields:
 # References inside one component.
 # --------------------------------------------------------------------------------------------------
 
-_NO_REFS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+_Spec = tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]
+_DEFAULT_SPEC: _Spec = (_HEURISTIC_SINGLE, _HEURISTIC_LIST, frozenset(), _HEURISTIC_SINGLE | _HEURISTIC_LIST)
 
 
-def _iter_items(value: Any) -> Any:
-    # The reference iterates whatever sits under explicitList; strings and dicts iterate too.
-    return value if isinstance(value, (list, str, dict)) else ()
+class RefIndex:
+    """Per component type, the property names that hold references (catalog-derived + heuristics).
 
+    Built once per catalog; :meth:`refs` is the hot path of every integrity check, so a component whose
+    keys hold no reference name and whose values hold no list is skipped with two C-level tests.
+    """
 
-def _refs_in_props(comp_type: Any, props: Any, ref_fields: RefFields) -> Iterator[tuple[Any, str]]:
-    if not comp_type or not isinstance(props, dict):
-        return
-    try:
-        single, lists = ref_fields.get(comp_type, _NO_REFS)
-    except TypeError:  # unhashable type name
-        single, lists = _NO_REFS
-    for key, value in props.items():
-        if key in single or key in _HEURISTIC_SINGLE:
-            if isinstance(value, str):
-                yield value, key
-            elif isinstance(value, dict) and "componentId" in value:
-                yield value["componentId"], f"{key}.componentId"
-        elif key in lists or key in _HEURISTIC_LIST:
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, str):
-                        yield item, key
-            elif isinstance(value, dict):
-                if "explicitList" in value:
-                    for item in _iter_items(value["explicitList"]):
+    __slots__ = ("_specs",)
+
+    def __init__(self, fields: RefFields) -> None:
+        self._specs: dict[Any, _Spec] = {}
+        for name, (single, lists) in fields.items():
+            s, la = single | _HEURISTIC_SINGLE, lists | _HEURISTIC_LIST
+            self._specs[name] = (s, la, lists, s | la)
+
+    def refs(self, component: Any) -> list[tuple[Any, str]]:
+        """Every (referenced id, field name) in one component, v0.8 wrapper or v0.9 flat form."""
+        out: list[tuple[Any, str]] = []
+        if not isinstance(component, dict):
+            return out
+        kind = component.get("component")
+        if isinstance(kind, str):
+            if kind:
+                spec = self._specs.get(kind, _DEFAULT_SPEC)
+                # JSON gives exact lists; "list in map(type, ...)" is the C-speed "any value is a list".
+                if not component.keys().isdisjoint(spec[3]) or list in map(type, component.values()):
+                    self._collect(out, spec, component)
+        elif isinstance(kind, dict):
+            for comp_type, props in kind.items():
+                if comp_type and isinstance(props, dict):
+                    spec = self._specs.get(comp_type, _DEFAULT_SPEC)
+                    if not props.keys().isdisjoint(spec[3]) or list in map(type, props.values()):
+                        self._collect(out, spec, props)
+        return out
+
+    @staticmethod
+    def _collect(out: list[tuple[Any, str]], spec: _Spec, props: dict[str, Any]) -> None:
+        single, lists_all, lists, _ = spec
+        for key, value in props.items():
+            if key in single:
+                if isinstance(value, str):
+                    out.append((value, key))
+                elif isinstance(value, dict) and "componentId" in value:
+                    out.append((value["componentId"], f"{key}.componentId"))
+            elif key in lists_all:
+                if isinstance(value, list):
+                    for item in value:
                         if isinstance(item, str):
-                            yield item, f"{key}.explicitList"
-                elif "template" in value:
-                    template = value["template"]
-                    if isinstance(template, dict) and "componentId" in template:
-                        yield template["componentId"], f"{key}.template.componentId"
-                elif "componentId" in value:
-                    yield value["componentId"], f"{key}.componentId"
-        if isinstance(value, list) and key not in lists:
-            # Lists of {title, child} entries (Tabs) reference their children too.
-            for idx, item in enumerate(value):
-                if isinstance(item, dict):
-                    child = item.get("child")
-                    if child and isinstance(child, str):
-                        yield child, f"{key}[{idx}].child"
+                            out.append((item, key))
+                elif isinstance(value, dict):
+                    if "explicitList" in value:
+                        items = value["explicitList"]
+                        if isinstance(items, (list, str, dict)):  # the reference iterates whatever is there
+                            name = f"{key}.explicitList"
+                            for item in items:
+                                if isinstance(item, str):
+                                    out.append((item, name))
+                    elif "template" in value:
+                        template = value["template"]
+                        if isinstance(template, dict) and "componentId" in template:
+                            out.append((template["componentId"], f"{key}.template.componentId"))
+                    elif "componentId" in value:
+                        out.append((value["componentId"], f"{key}.componentId"))
+            if isinstance(value, list) and key not in lists:
+                # Lists of {title, child} entries (Tabs) reference their children too.
+                for idx, item in enumerate(value):
+                    if isinstance(item, dict):
+                        child = item.get("child")
+                        if child and isinstance(child, str):
+                            out.append((child, f"{key}[{idx}].child"))
 
 
-def component_references(component: Any, ref_fields: RefFields) -> Iterator[tuple[Any, str]]:
+def component_references(component: Any, ref_fields: "RefFields | RefIndex") -> list[tuple[Any, str]]:
     """Every (referenced id, field name) in one component, v0.8 wrapper or v0.9 flat form."""
-    if not isinstance(component, dict):
-        return
-    kind = component.get("component")
-    if isinstance(kind, str):
-        yield from _refs_in_props(kind, component, ref_fields)
-    elif isinstance(kind, dict):
-        for comp_type, props in kind.items():
-            if isinstance(props, dict):
-                yield from _refs_in_props(comp_type, props, ref_fields)
+    index = ref_fields if isinstance(ref_fields, RefIndex) else RefIndex(ref_fields)
+    return index.refs(component)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -200,12 +225,32 @@ def component_references(component: Any, ref_fields: RefFields) -> Iterator[tupl
 # --------------------------------------------------------------------------------------------------
 
 
+class _Unhashable:
+    """A hashable stand-in for an id that is not (ids are strings when the schema did its job)."""
+
+    __slots__ = ("value", "_text")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._text = repr(value)
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unhashable) and other._text == self._text
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 def _key(value: Any) -> Any:
-    """A hashable stand-in for an id (ids are strings when the schema did its job)."""
+    if value.__class__ is str:
+        return value
     try:
         hash(value)
     except TypeError:
-        return ("unhashable", repr(value))
+        return _Unhashable(value)
     return value
 
 
@@ -230,144 +275,184 @@ def find_root_id(messages: list[Any], surface_id: Any) -> str | None:
 
 
 def check_components(
-    root_id: Any, components: list[Any], ref_fields: RefFields, *, strict: bool = True
+    root_id: Any, components: list[Any], ref_fields: "RefFields | RefIndex", *, strict: bool = True
 ) -> set[Any]:
     """Ids, root, references, self references, cycles, logical depth and orphans; return reachable ids.
 
-    With no root (an incremental update) a missing root, dangling references and orphans are allowed.
-    ``strict=False`` relaxes the same three rules even with a root (lenient partial-update checks).
+    Order (first failure raises): duplicate ids, missing root, dangling references, self references,
+    then a depth-first walk for cycles and depth (from the root, else from every id in sorted order),
+    then orphans. With no root (an incremental update) a missing root, dangling references and orphans
+    are allowed; ``strict=False`` relaxes the same three rules even with a root (lenient partial checks).
     """
-    # 1. Duplicate ids.
+    index = ref_fields if isinstance(ref_fields, RefIndex) else RefIndex(ref_fields)
+    refs_of = index.refs
+    # 1. Duplicate ids (and each component's references, gathered in the same pass).
     ids: set[Any] = set()
-    for comp in components:
-        cid = comp.get("id") if isinstance(comp, dict) else None
-        if cid is None:
-            continue
-        k = _key(cid)
-        if k in ids:
-            raise IntegrityError(f"Duplicate component ID: {cid}")
-        ids.add(k)
-
-    check_root = strict and root_id is not None
-    # 2. Missing root.
-    if check_root and _key(root_id) not in ids:
-        raise IntegrityError(f"Missing root component: No component has id='{root_id}'")
-
-    # Per-component references, computed once for steps 3 and 4.
-    refs: list[tuple[Any, list[tuple[Any, str]]]] = []
+    nodes: list[tuple[Any, Any, list[tuple[Any, str]]]] = []  # (key, id as written, refs)
+    append = nodes.append
     for comp in components:
         if not isinstance(comp, dict):
             continue
-        refs.append((comp.get("id"), list(component_references(comp, ref_fields))))
+        cid = comp.get("id")
+        if cid is None:
+            append((None, None, refs_of(comp)))
+            continue
+        k = cid if cid.__class__ is str else _key(cid)
+        if k in ids:
+            raise IntegrityError(f"Duplicate component ID: {cid}")
+        ids.add(k)
+        append((k, cid, refs_of(comp)))
 
-    # 3. Dangling references.
-    if check_root:
-        for cid, comp_refs in refs:
-            for ref, field in comp_refs:
-                if _key(ref) not in ids:
+    if strict and root_id is not None:
+        # 2. Missing root.
+        if _key(root_id) not in ids:
+            raise IntegrityError(f"Missing root component: No component has id='{root_id}'")
+        # 3. Dangling references.
+        for _k, cid, refs in nodes:
+            for ref, field in refs:
+                if (ref if ref.__class__ is str else _key(ref)) not in ids:
                     raise IntegrityError(
                         f"Component '{cid}' references non-existent component '{ref}' in field '{field}'"
                     )
 
     # 4. Self references, while building the adjacency list.
-    adjacency: dict[Any, list[Any]] = {}
-    for cid, comp_refs in refs:
-        if cid is None:
+    adjacency: dict[Any, Any] = {}
+    for k, cid, refs in nodes:
+        if k is None:
             continue
-        k = _key(cid)
-        edges = adjacency.setdefault(k, [])
-        for ref, field in comp_refs:
-            rk = _key(ref)
+        if not refs:
+            adjacency[k] = ()
+            continue
+        edges = []
+        for ref, field in refs:
+            rk = ref if ref.__class__ is str else _key(ref)
             if rk == k:
                 raise IntegrityError(
                     f"Self-reference detected: Component '{cid}' references itself in field '{field}'"
                 )
             edges.append(rk)
+        adjacency[k] = edges
 
-    # 5. Depth-first walk: cycles and logical depth.
+    # 5. Depth-first walk: cycles and logical depth (recursion is bounded: depth > 50 raises first).
     visited: set[Any] = set()
+    on_stack: set[Any] = set()
+    get = adjacency.get
 
-    def walk(start: Any) -> None:
-        if MAX_GLOBAL_DEPTH < 0:  # pragma: no cover - constant guard
-            return
-        on_stack: set[Any] = {start}
-        visited.add(start)
-        stack: list[tuple[Any, Iterator[Any]]] = [(start, iter(adjacency.get(start, ())))]
-        while stack:
-            node, it = stack[-1]
-            for neighbor in it:
-                if neighbor not in visited:
-                    depth = len(stack)
-                    if depth > MAX_GLOBAL_DEPTH:
-                        raise RecursionError(
-                            f"Global recursion limit exceeded: logical depth > {MAX_GLOBAL_DEPTH}"
-                        )
-                    visited.add(neighbor)
-                    on_stack.add(neighbor)
-                    stack.append((neighbor, iter(adjacency.get(neighbor, ()))))
-                    break
-                if neighbor in on_stack:
-                    raise IntegrityError(f"Circular reference detected involving component '{_show(neighbor)}'")
-            else:
-                stack.pop()
-                on_stack.discard(node)
+    def walk(node: Any, depth: int) -> None:
+        visited.add(node)
+        on_stack.add(node)
+        for neighbor in get(node, ()):
+            if neighbor not in visited:
+                if depth >= MAX_GLOBAL_DEPTH:
+                    raise RecursionError(f"Global recursion limit exceeded: logical depth > {MAX_GLOBAL_DEPTH}")
+                walk(neighbor, depth + 1)
+            elif neighbor in on_stack:
+                raise IntegrityError(f"Circular reference detected involving component '{neighbor}'")
+        on_stack.discard(node)
 
     if root_id is not None:
         rk = _key(root_id)
         if rk in adjacency:
-            walk(rk)
-        if strict:
-            orphans = [cid for cid in adjacency if cid not in visited]
-            if orphans:
-                first = sorted(orphans, key=_sort_key)[0]
-                raise IntegrityError(f"Component '{_show(first)}' is not reachable from '{root_id}'")
+            walk(rk, 0)
+        # 6. Orphans (with a root every reference exists, so visited is a subset of the ids).
+        if strict and len(visited) < len(adjacency):
+            first = min((k for k in adjacency if k not in visited), key=_sort_key)
+            raise IntegrityError(f"Component '{first}' is not reachable from '{root_id}'")
     else:
         for node in sorted(adjacency, key=_sort_key):
             if node not in visited:
-                walk(node)
+                walk(node, 0)
     return visited
-
-
-def _show(key: Any) -> Any:
-    if isinstance(key, tuple) and len(key) == 2 and key[0] == "unhashable":
-        return key[1]
-    return key
 
 
 def _sort_key(key: Any) -> tuple[int, str]:
     return (0, key) if isinstance(key, str) else (1, repr(key))
 
 
+def _limits_schema() -> dict[str, Any]:
+    """A JSON Schema accepting exactly the message lists :func:`check_limits_and_paths` accepts.
+
+    State (g, f) = JSON depth and function-call depth of a node; a node at depth 50 may hold nothing,
+    ``args`` of an object that also has ``call`` moves to f + 1, and at f = 5 such an object is refused;
+    any ``path`` string must be a JSON Pointer with ``~0``/``~1`` escapes only.
+    """
+    defs: dict[str, Any] = {}
+    for g in range(MAX_GLOBAL_DEPTH + 1):
+        for f in range(MAX_FUNC_CALL_DEPTH + 1):
+            if g == MAX_GLOBAL_DEPTH:
+                defs[f"L{g}_{f}"] = {"maxItems": 0, "maxProperties": 0}
+                continue
+            nxt = {"$ref": f"#/$defs/L{g + 1}_{f}"}
+            call = ({"properties": {"args": {"$ref": f"#/$defs/L{g + 1}_{f + 1}"}}} if f < MAX_FUNC_CALL_DEPTH
+                    else {"not": {"required": ["args"]}})
+            defs[f"L{g}_{f}"] = {
+                "items": nxt,
+                "additionalProperties": nxt,
+                "properties": {"path": {"pattern": "^(?:[^~]|~[01])*$", **nxt}, "args": nxt},
+                "dependentSchemas": {"call": call},
+            }
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array",
+            "items": {"$ref": "#/$defs/L0_0"}, "$defs": defs}
+
+
+_LIMITS: list[Any] = []
+
+
+def limits_ok(messages: list[Any]) -> bool:
+    """Fast verdict for :func:`check_limits_and_paths` over a whole message list (compiled Rust).
+
+    ``True`` means no message breaks a limit or has a bad path, so the per-message walk can be skipped;
+    ``False`` means the walk must run (it reports the exact first violation) - also when the fast check is
+    unavailable or cannot represent a value.
+    """
+    if not _LIMITS:
+        try:
+            import jsonschema_rs
+
+            _LIMITS.append(jsonschema_rs.validator_for(_limits_schema(), validate_formats=False))
+        except Exception:  # noqa: BLE001 - no fast path; the walk decides
+            _LIMITS.append(None)
+    fast = _LIMITS[0]
+    if fast is None:
+        return False
+    try:
+        return bool(fast.is_valid(messages))
+    except Exception:  # noqa: BLE001 - e.g. lone surrogates; the walk decides
+        return False
+
+
 def check_limits_and_paths(message: Any) -> None:
-    """JSON nesting (<= 50), function-call nesting (<= 5) and data-path syntax, in document order."""
-    # Explicit stack, pre-order, children in document order: the first violation found is the one a
-    # recursive walk would find first.
-    stack: list[tuple[Any, int, int]] = [(message, 0, 0)]
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        item, depth, fdepth = pop()
-        if depth > MAX_GLOBAL_DEPTH:
-            raise RecursionError(f"Global recursion limit exceeded: Depth > {MAX_GLOBAL_DEPTH}")
-        if isinstance(item, dict):
-            path = item.get("path")
-            if isinstance(path, str) and "~" in path and _BAD_TILDE.search(path):
-                raise IntegrityError(f"Invalid path syntax: '{path}'")
-            if "call" in item and "args" in item:
-                if fdepth >= MAX_FUNC_CALL_DEPTH:
-                    raise RecursionError(
-                        f"Recursion limit exceeded: functionCall depth > {MAX_FUNC_CALL_DEPTH}"
-                    )
-                children = [(v, depth + 1, fdepth + 1 if k == "args" else fdepth) for k, v in item.items()]
-                children.reverse()
-                stack.extend(children)
-            else:
-                d = depth + 1
-                for v in reversed(list(item.values())):
-                    if isinstance(v, (dict, list)) or d > MAX_GLOBAL_DEPTH:
-                        push((v, d, fdepth))
-        elif isinstance(item, list):
-            d = depth + 1
-            for v in reversed(item):
-                if isinstance(v, (dict, list)) or d > MAX_GLOBAL_DEPTH:
-                    push((v, d, fdepth))
+    """JSON nesting (<= 50), function-call nesting (<= 5) and data-path syntax, in document order.
+
+    A pre-order walk in document order, so the first violation reported is the first one a reader meets.
+    Scalars are only looked at when they sit deeper than the limit (the only rule they can break).
+    """
+    _walk(message, 0, 0)
+
+
+def _walk(item: Any, depth: int, fdepth: int) -> None:
+    if depth > MAX_GLOBAL_DEPTH:
+        raise RecursionError(f"Global recursion limit exceeded: Depth > {MAX_GLOBAL_DEPTH}")
+    d = depth + 1
+    if isinstance(item, dict):
+        path = item.get("path")
+        if path is not None and isinstance(path, str) and "~" in path and _BAD_TILDE.search(path):
+            raise IntegrityError(f"Invalid path syntax: '{path}'")
+        if "call" in item and "args" in item:
+            if fdepth >= MAX_FUNC_CALL_DEPTH:
+                raise RecursionError(f"Recursion limit exceeded: functionCall depth > {MAX_FUNC_CALL_DEPTH}")
+            for key, value in item.items():
+                _walk(value, d, fdepth + 1 if key == "args" else fdepth)
+            return
+        values: Any = item.values()
+    elif isinstance(item, list):
+        values = item
+    else:
+        return
+    if d > MAX_GLOBAL_DEPTH:
+        for value in values:
+            _walk(value, d, fdepth)
+        return
+    for value in values:
+        if isinstance(value, (dict, list)):
+            _walk(value, d, fdepth)

@@ -30,10 +30,12 @@ from referencing.jsonschema import DRAFT202012
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.errors import CompileError, ValidationError
 from askgate.a2ui.integrity import (
+    RefIndex,
     check_components,
     check_limits_and_paths,
     component_ref_fields,
     find_root_id,
+    limits_ok,
 )
 
 __all__ = ["A2uiValidator", "DRAFT_2020_12", "BASE_SCHEMA_URL"]
@@ -58,6 +60,11 @@ _SCHEMA_FAULTS: tuple[type[BaseException], ...] = (
     TypeError,
     KeyError,
 )
+
+
+def _offline(uri: str) -> Any:
+    """Never fetch schemas over the network: an unknown $ref disables the fast path instead."""
+    raise ValueError(f"not retrieving {uri}")
 
 
 def _sibling(uri: str, name: str) -> str:
@@ -118,7 +125,7 @@ class _Compiled:
             if self._rs_registry is not None:
                 try:
                     self._rs = jsonschema_rs.Draft202012Validator(
-                        self.schema, registry=self._rs_registry, validate_formats=False
+                        self.schema, registry=self._rs_registry, validate_formats=False, retriever=_offline
                     )
                 except Exception:  # noqa: BLE001 - any compile problem just disables the fast path
                     self._rs = None
@@ -151,15 +158,19 @@ class A2uiValidator:
     :class:`~askgate.a2ui.errors.RecursionError` (depth limits). Building it raises
     :class:`~askgate.a2ui.errors.CompileError` for an empty s2c schema and
     :class:`~askgate.a2ui.errors.CatalogError` for a v0.9 catalog without ``catalogId``.
+
+    ``fast=False`` turns the compiled fast paths off (``jsonschema`` and the Python walks decide alone);
+    verdicts and messages are the same either way, which the tests check.
     """
 
-    def __init__(self, catalog: A2uiCatalog) -> None:
+    def __init__(self, catalog: A2uiCatalog, *, fast: bool = True) -> None:
         self.catalog = catalog
         self.version = catalog.version
+        self.fast = fast  # False: jsonschema and the Python walks decide everything (the differential baseline)
         s2c = catalog.s2c_schema
         if not s2c:
             raise CompileError("A2UI schema is empty")
-        self._ref_fields = component_ref_fields(self.version, s2c, catalog.catalog_schema)
+        self._ref_index = RefIndex(component_ref_fields(self.version, s2c, catalog.catalog_schema))
         base = s2c.get("$id", BASE_SCHEMA_URL) if isinstance(s2c, dict) else BASE_SCHEMA_URL
         if not isinstance(base, str):
             base = BASE_SCHEMA_URL
@@ -183,13 +194,14 @@ class A2uiValidator:
                 ("catalog.json", catalog.catalog_schema),
                 ("common_types.json", common),
             ]
+            # Registered under its catalogId too; like the reference, a v0.9 catalog must have one.
             cid = catalog.require_catalog_id() if "catalogId" not in (catalog.catalog_schema or {}) else (
                 catalog.catalog_schema["catalogId"]
             )
-            if cid and cid != catalog_uri:
+            if isinstance(cid, str) and cid and cid != catalog_uri:
                 resources.append((cid, catalog.catalog_schema))
         self._registry = self._python_registry(resources)
-        self._rs_registry = self._rust_registry(resources)
+        self._rs_registry = self._rust_registry(resources) if fast else None
         wrapped = {"type": "array", "items": root_schema, "$schema": DRAFT_2020_12}
         self._whole = _Compiled(wrapped, self._registry, self._rs_registry)
         self._defs: dict[str, _Compiled | None] = {}
@@ -219,7 +231,7 @@ class A2uiValidator:
             if "://" not in uri:
                 seen["json-schema:///" + uri] = schema
         try:
-            return jsonschema_rs.Registry(list(seen.items()), draft=jsonschema_rs.Draft202012)
+            return jsonschema_rs.Registry(list(seen.items()), draft=jsonschema_rs.Draft202012, retriever=_offline)
         except Exception:  # noqa: BLE001 - no fast path, jsonschema alone decides
             return None
 
@@ -378,9 +390,10 @@ class A2uiValidator:
         return problems
 
     def _integrity(self, messages: list[Any], strict: bool) -> None:
-        start_key, update_key = ("createSurface", "updateComponents") if self.version == "0.9" else (
-            "beginRendering", "surfaceUpdate")
-        del start_key
+        # The limits walk is skipped only when the compiled check proves no message breaks a limit, so the
+        # per-message order of reported errors is unchanged.
+        walk = not (self.fast and limits_ok(messages))
+        update_key = "updateComponents" if self.version == "0.9" else "surfaceUpdate"
         for message in messages:
             if not isinstance(message, dict):
                 continue
@@ -389,8 +402,9 @@ class A2uiValidator:
                 comps = update.get("components")
                 if comps and isinstance(comps, list):
                     root = find_root_id(messages, update.get("surfaceId"))
-                    check_components(root, comps, self._ref_fields, strict=strict)
-            check_limits_and_paths(message)
+                    check_components(root, comps, self._ref_index, strict=strict)
+            if walk:
+                check_limits_and_paths(message)
 
 
 def validator_for(catalog: A2uiCatalog) -> A2uiValidator:
