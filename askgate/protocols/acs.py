@@ -106,17 +106,17 @@ def parse_request(doc: Any, binding: Any = None) -> Ask:
         )
     result: Any = None
     base = ""
+    details: Any = doc
     if "jsonrpc" in doc:
         result, base = _envelope(faults, doc), "/result"
         if type(result) is not dict:
-            result = None
+            result = details = _M  # nothing to read an ask from
     elif "ask_details" in doc or "decision" in doc or doc.get("type") == "final":
         result = doc
-    details: Any = doc
     version = ACS_VERSION
     request_id: Any = None
     reasoning: Any = None
-    if result is not None:
+    if type(result) is dict:
         details, version, request_id, reasoning = _result(faults, result, base)
         base += "/ask_details"
     parts = _details(faults, details, base) if details is not _M else None
@@ -453,6 +453,11 @@ def render_answer(
 
 def _effective(ask: Ask, answer: Answer) -> ApprovalDecision:
     value = answer.value
+    if isinstance(value, dict):  # pydantic's smart union reads {"decision": "deny"} as a plain dict
+        try:
+            value = ApprovalDecision.model_validate(value)
+        except ValueError:
+            pass
     if answer.outcome == "accept":
         if not isinstance(value, ApprovalDecision):
             raise AskgateError(
