@@ -52,7 +52,9 @@ _ABSENT = object()
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z", re.ASCII)
 _INT = re.compile(r"[+-]?\d+\Z", re.ASCII)
-_DATE_PREFIX = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[Tt ].*)?\Z", re.ASCII | re.DOTALL)
+_DATE_PREFIX = re.compile(
+    r"(\d{4}-\d{2}-\d{2})(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?\Z", re.ASCII
+)
 _NO_SECONDS = re.compile(r"(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2})((?:[Zz]|[+-]\d{2}:\d{2})?)\Z", re.ASCII)
 
 
@@ -70,8 +72,14 @@ def parse_number(text: str) -> int | float | None:
 def _what(v: Any) -> str:
     if v is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list",
-            dict: "an object"}.get(type(v), type(v).__name__)
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "text",
+        list: "a list",
+        dict: "an object",
+    }.get(type(v), type(v).__name__)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -83,24 +91,39 @@ def _unwrap(event: Any, version: str) -> tuple[dict[str, Any], str]:
     """The action object and its pointer, or an AskgateError with every envelope fault."""
     faults: list[Fault] = []
     if version not in ("0.8", "0.9"):
-        raise AskgateError(f"unsupported A2UI version {version!r}",
-                           [Fault("", f"A2UI version must be 0.8 or 0.9, not {version!r}", "a2ui.version")],
-                           code="unsupported")
+        raise AskgateError(
+            f"unsupported A2UI version {version!r}",
+            [Fault("", f"A2UI version must be 0.8 or 0.9, not {version!r}", "a2ui.version")],
+            code="unsupported",
+        )
     key = "userAction" if version == "0.8" else "action"
     base = "/" + key
     if not isinstance(event, dict):
-        raise_if_faults([Fault("", f"an A2UI client event must be an object, not {_what(event)}", "type")],
-                        "invalid A2UI action", code="invalid_answer")
+        raise_if_faults(
+            [Fault("", f"an A2UI client event must be an object, not {_what(event)}", "type")],
+            "invalid A2UI action",
+            code="invalid_answer",
+        )
     if "error" in event:
         err = event.get("error")
         msg = err.get("message") if isinstance(err, dict) and isinstance(err.get("message"), str) else None
-        faults.append(Fault("/error", "the client reported an error instead of an answer"
-                            + (f": {msg}" if msg else ""), "a2ui.client-error"))
+        faults.append(
+            Fault(
+                "/error",
+                "the client reported an error instead of an answer" + (f": {msg}" if msg else ""),
+                "a2ui.client-error",
+            )
+        )
     expected = {key} if version == "0.8" else {"version", key}
     for k in event:
         if k not in expected and k != "error":
-            faults.append(Fault(pointer_join("", k), f"unexpected key {k!r} in a v{version} client event",
-                                "additionalProperties"))
+            faults.append(
+                Fault(
+                    pointer_join("", k),
+                    f"unexpected key {k!r} in a v{version} client event",
+                    "additionalProperties",
+                )
+            )
     if version == "0.9" and event.get("version") != "v0.9":
         faults.append(Fault("/version", 'a v0.9 client event must have "version": "v0.9"', "const"))
     action = event.get(key)
@@ -122,14 +145,16 @@ def _unwrap(event: Any, version: str) -> tuple[dict[str, Any], str]:
                 faults.append(Fault(ptr, "timestamp must be an RFC 3339 date-time", "format"))
         for k in action:
             if k not in ACTION_FIELDS:
-                faults.append(Fault(pointer_join(base, k), f"unexpected key {k!r} in {key!r}",
-                                    "additionalProperties"))
+                faults.append(
+                    Fault(pointer_join(base, k), f"unexpected key {k!r} in {key!r}", "additionalProperties")
+                )
     raise_if_faults(faults, "invalid A2UI action", code="invalid_answer")
-    return action, base  # type: ignore[return-value]
+    assert isinstance(action, dict)
+    return action, base
 
 
 def typed_values(event: Any, version: Version) -> dict[str, Any]:
-    """What the person typed (the event's context, unchecked), for re-rendering after faults; ``{}`` if none."""
+    """What the person typed (the event's context, unchecked), to re-render after faults; ``{}`` if none."""
     key = "userAction" if version == "0.8" else "action"
     action = event.get(key) if isinstance(event, dict) else None
     context = action.get("context") if isinstance(action, dict) else None
@@ -178,7 +203,9 @@ def _coerce(fp: FieldPlan, raw: Any) -> tuple[Any, str | None]:
             x = int(x)
         return x, None
     if w == "checkbox":
-        return (raw, None) if isinstance(raw, bool) else (_ABSENT, f"expected true or false, got {_what(raw)}")
+        return (
+            (raw, None) if isinstance(raw, bool) else (_ABSENT, f"expected true or false, got {_what(raw)}")
+        )
     if w == "choice":
         if isinstance(raw, list):
             if len(raw) > 1:
@@ -201,15 +228,22 @@ def _coerce(fp: FieldPlan, raw: Any) -> tuple[Any, str | None]:
     return list(raw), None
 
 
-def _read_fields(plan: SurfacePlan, action: ActionPlan, context: dict[str, Any]) -> tuple[dict[str, Any], list[Fault], set[str]]:
+def _read_fields(
+    plan: SurfacePlan, action: ActionPlan, context: dict[str, Any]
+) -> tuple[dict[str, Any], list[Fault], set[str]]:
     """Coerced values of the fields ``action`` sends, context faults, and the props already faulted."""
     faults: list[Fault] = []
     faulted: set[str] = set()
     values: dict[str, Any] = {}
     for key in context:
         if key not in action.context:
-            faults.append(Fault(pointer_join("/form", key),
-                                f"{key!r} is not a field this button sends", "additionalProperties"))
+            faults.append(
+                Fault(
+                    pointer_join("/form", key),
+                    f"{key!r} is not a field this button sends",
+                    "additionalProperties",
+                )
+            )
     for prop in action.context:
         fp = plan.field(prop)
         assert fp is not None
@@ -257,8 +291,9 @@ def _form(ask: Ask, plan: SurfacePlan, values: dict[str, Any], faulted: set[str]
 _APPROVAL_FIELD = {"selected_option": "option", "reasoning": "reasoning", "intent_extension": "scope"}
 
 
-def _approval(spec: ApprovalSpec, plan: SurfacePlan, action: ActionPlan, values: dict[str, Any],
-              faulted: set[str]) -> tuple[dict[str, Any], list[Fault]]:
+def _approval(
+    spec: ApprovalSpec, plan: SurfacePlan, action: ActionPlan, values: dict[str, Any], faulted: set[str]
+) -> tuple[dict[str, Any], list[Fault]]:
     faults: list[Fault] = []
     decision: dict[str, Any] = {"decision": action.kind}
     if "reasoning" in values:
@@ -278,7 +313,8 @@ def _approval(spec: ApprovalSpec, plan: SurfacePlan, action: ActionPlan, values:
             faults.append(Fault("/form/scope", "the scope may only be narrowed to this request", "enum"))
         else:
             decision["intent_extension"] = ext.model_copy(update={"scope": scope}).model_dump(
-                mode="json", exclude_none=True)
+                mode="json", exclude_none=True
+            )
     if not faults:
         for f in check_value(spec, decision, ""):
             token = f.pointer.split("/")[1] if f.pointer.startswith("/") else ""
@@ -299,23 +335,39 @@ def action_to_payload(ask: Ask, event: dict[str, Any], version: Version) -> tupl
     plan = plan_ask(ask)
     faults: list[Fault] = []
     if action["surfaceId"] != plan.surface_id:
-        faults.append(Fault(base + "/surfaceId", f"this event is for surface {action['surfaceId']!r}, "
-                            f"not this ask's {plan.surface_id!r}", "a2ui.surface"))
+        faults.append(
+            Fault(
+                base + "/surfaceId",
+                f"this event is for surface {action['surfaceId']!r}, not this ask's {plan.surface_id!r}",
+                "a2ui.surface",
+            )
+        )
     chosen = plan.action(action["name"])
     if chosen is None:
         names = ", ".join(a.name for a in plan.actions)
-        faults.append(Fault(base + "/name", f"{action['name']!r} is not an action of this surface ({names})",
-                            "a2ui.action"))
+        faults.append(
+            Fault(
+                base + "/name",
+                f"{action['name']!r} is not an action of this surface ({names})",
+                "a2ui.action",
+            )
+        )
     elif action["sourceComponentId"] != chosen.id:
-        faults.append(Fault(base + "/sourceComponentId",
-                            f"action {chosen.name!r} comes from component {chosen.id!r}, "
-                            f"not {action['sourceComponentId']!r}", "a2ui.action"))
+        faults.append(
+            Fault(
+                base + "/sourceComponentId",
+                f"action {chosen.name!r} comes from component {chosen.id!r}, "
+                f"not {action['sourceComponentId']!r}",
+                "a2ui.action",
+            )
+        )
     raise_if_faults(faults, "invalid A2UI action", code="invalid_answer")
     assert chosen is not None
     values, faults, faulted = _read_fields(plan, chosen, action["context"])
     if chosen.kind in ("decline", "cancel"):
         raise_if_faults(faults, "invalid A2UI action", code="invalid_answer")
-        return chosen.kind, None  # type: ignore[return-value]
+        outcome: Outcome = "decline" if chosen.kind == "decline" else "cancel"
+        return outcome, None
     if plan.approval is not None:
         value, more = _approval(plan.approval, plan, chosen, values, faulted)
     else:

@@ -85,17 +85,25 @@ def contract_faults(payload: Any, catalog_id: str | None, version: str) -> list[
         if isinstance(start, dict) and "catalogId" in start and start["catalogId"] != catalog_id:
             want = catalog_id if catalog_id is not None else "(none: the standard catalog)"
             key = "createSurface" if version == "0.9" else "beginRendering"
-            faults.append(Fault(pointer_join(base, key, "catalogId"),
-                                f"catalogId {start['catalogId']!r} is not the catalog in use: {want}",
-                                "a2ui.catalog-id"))
+            faults.append(
+                Fault(
+                    pointer_join(base, key, "catalogId"),
+                    f"catalogId {start['catalogId']!r} is not the catalog in use: {want}",
+                    "a2ui.catalog-id",
+                )
+            )
         update = m.get("surfaceUpdate") if version == "0.8" else None
         if isinstance(update, dict) and isinstance(update.get("components"), list):
             for j, c in enumerate(update["components"]):
                 wrapper = c.get("component") if isinstance(c, dict) else None
                 if isinstance(wrapper, dict) and len(wrapper) != 1:
-                    faults.append(Fault(pointer_join(base, "surfaceUpdate", "components", j, "component"),
-                                        f"a component wrapper must hold exactly one type key, not {len(wrapper)}",
-                                        "a2ui.one-type-key"))
+                    faults.append(
+                        Fault(
+                            pointer_join(base, "surfaceUpdate", "components", j, "component"),
+                            f"a component wrapper must hold exactly one type key, not {len(wrapper)}",
+                            "a2ui.one-type-key",
+                        )
+                    )
     return faults
 
 
@@ -111,8 +119,9 @@ def _catalog(version: str, catalog_path: str | None, cache: dict[tuple[str, str 
             schema = _load_json(catalog_path)
             if not isinstance(schema, dict) or not isinstance(schema.get("components"), dict):
                 raise Unusable(f"{catalog_path}: a catalog is an object with a 'components' object")
-            cache[key] = A2uiCatalog.from_config(version, basic.s2c_schema, schema, basic.common_types_schema,
-                                                 name=Path(catalog_path).stem)
+            cache[key] = A2uiCatalog.from_config(
+                version, basic.s2c_schema, schema, basic.common_types_schema, name=Path(catalog_path).stem
+            )
     return cache[key]
 
 
@@ -137,9 +146,15 @@ def _echo_faults(faults: list[Fault]) -> None:
 
 @a2ui_app.command("validate")
 def validate(
-    files: Annotated[list[str], typer.Argument(help="Files of A2UI messages (one message or a list); '-' is stdin.")],
-    version: Annotated[VersionChoice | None, typer.Option("--version", help="Protocol version (default: detect).")] = None,
-    catalog: Annotated[str | None, typer.Option("--catalog", help="A catalog schema to use instead of the basic one.")] = None,
+    files: Annotated[
+        list[str], typer.Argument(help="Files of A2UI messages (one message or a list); '-' is stdin.")
+    ],
+    version: Annotated[
+        VersionChoice | None, typer.Option("--version", help="Protocol version (default: detect).")
+    ] = None,
+    catalog: Annotated[
+        str | None, typer.Option("--catalog", help="A catalog schema to use instead of the basic one.")
+    ] = None,
 ) -> None:
     """Validate A2UI server-to-client messages; exit 0 all valid, 1 any invalid, 2 unusable input."""
     catalogs: dict[tuple[str, str | None], Any] = {}
@@ -173,19 +188,26 @@ def validate(
             typer.echo(f"valid    {name} (v{v})")
     if len(files) > 1:
         typer.echo(f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['unusable']} unusable")
-    raise typer.Exit(EXIT_UNUSABLE if counts["unusable"] else EXIT_INVALID if counts["invalid"] else EXIT_VALID)
+    raise typer.Exit(
+        EXIT_UNUSABLE if counts["unusable"] else EXIT_INVALID if counts["invalid"] else EXIT_VALID
+    )
 
 
 def _part_json(part: Any) -> str:
-    return json.dumps({"text": getattr(part, "text", ""), "a2ui_json": getattr(part, "a2ui_json", None)},
-                      ensure_ascii=False)
+    return json.dumps(
+        {"text": getattr(part, "text", ""), "a2ui_json": getattr(part, "a2ui_json", None)}, ensure_ascii=False
+    )
 
 
 @a2ui_app.command("parse")
 def parse(
     file: Annotated[str, typer.Argument(help="An LLM response (UTF-8 text); '-' is stdin.")],
-    version: Annotated[VersionChoice, typer.Option("--version", help="Protocol version.")] = VersionChoice.v09,
-    chunk: Annotated[int, typer.Option("--chunk", min=1, help="Characters fed to the parser at a time.")] = 40,
+    version: Annotated[
+        VersionChoice, typer.Option("--version", help="Protocol version.")
+    ] = VersionChoice.v09,
+    chunk: Annotated[
+        int, typer.Option("--chunk", min=1, help="Characters fed to the parser at a time.")
+    ] = 40,
 ) -> None:
     """Stream an LLM response through the A2UI parser; print each returned part as a JSON line."""
     try:
@@ -198,7 +220,7 @@ def parse(
 
         parser = StreamParser(A2uiCatalog.basic(version.value))
         for start in range(0, len(text), chunk):
-            for part in parser.process_chunk(text[start:start + chunk]):
+            for part in parser.process_chunk(text[start : start + chunk]):
                 typer.echo(_part_json(part))
     except Unusable as exc:
         typer.echo(f"askgate a2ui parse: {exc}", err=True)

@@ -25,6 +25,7 @@ from askgate.core.model import (
     ApprovalSpec,
     Ask,
     BooleanField,
+    Capability,
     ChoiceField,
     ChoiceSpec,
     FormField,
@@ -86,6 +87,16 @@ class FieldPlan:
     def required(self) -> bool:
         return self.field.required
 
+    @property
+    def options(self) -> tuple[Option, ...]:
+        """The choices of a choice or multi-choice field (empty for other kinds)."""
+        return getattr(self.field, "options", ())
+
+    @property
+    def bounds(self) -> tuple[float | None, float | None]:
+        """``(minimum, maximum)`` of a number or integer field (``None`` for other kinds)."""
+        return getattr(self.field, "minimum", None), getattr(self.field, "maximum", None)
+
 
 @dataclass(frozen=True)
 class TextPlan:
@@ -124,6 +135,10 @@ class SurfacePlan:
 
     def field(self, prop: str) -> FieldPlan | None:
         return self._by_prop.get(prop)
+
+    def path(self, prop: str) -> str:
+        """The data path of a planned field (``KeyError`` for an unknown one)."""
+        return self._by_prop[prop].path
 
     def action(self, name: str) -> ActionPlan | None:
         for a in self.actions:
@@ -195,7 +210,8 @@ def widget_for(f: FormField) -> Widget:
             return "longtext"
         return "text"
     if isinstance(f, (NumberField, IntegerField)):
-        if finite(f.minimum) is not None and finite(f.maximum) is not None and f.minimum <= f.maximum:
+        lo, hi = finite(f.minimum), finite(f.maximum)
+        if lo is not None and hi is not None and lo <= hi:
             return "slider"
         return "integer" if isinstance(f, IntegerField) else "number"
     if isinstance(f, BooleanField):
@@ -218,8 +234,13 @@ def _fields_for(ask: Ask) -> list[tuple[FormField, bool, Widget | None]]:
     if isinstance(spec, FormSpec):
         return [(f, False, None) for f in spec.fields]
     if isinstance(spec, TextSpec):
-        f = StringField(name=VALUE_PROP, title="Your answer", required=True,
-                        min_length=spec.min_length, max_length=spec.max_length)
+        f = StringField(
+            name=VALUE_PROP,
+            title="Your answer",
+            required=True,
+            min_length=spec.min_length,
+            max_length=spec.max_length,
+        )
         return [(f, False, "longtext")]
     if isinstance(spec, ChoiceSpec):
         opts = tuple(Option(value=c) for c in spec.choices)
@@ -228,9 +249,10 @@ def _fields_for(ask: Ask) -> list[tuple[FormField, bool, Widget | None]]:
         opts = (Option(value=YES, label="Yes"), Option(value=NO, label="No"))
         return [(ChoiceField(name=VALUE_PROP, title="Your answer", required=True, options=opts), True, None)]
     if isinstance(spec, NumberSpec):
-        f = NumberField(name=VALUE_PROP, title="Your answer", required=True,
-                        minimum=spec.minimum, maximum=spec.maximum)
-        return [(f, False, None)]
+        number = NumberField(
+            name=VALUE_PROP, title="Your answer", required=True, minimum=spec.minimum, maximum=spec.maximum
+        )
+        return [(number, False, None)]
     if isinstance(spec, ApprovalSpec):
         out: list[tuple[FormField, bool, Widget | None]] = []
         if spec.options:
@@ -238,17 +260,29 @@ def _fields_for(ask: Ask) -> list[tuple[FormField, bool, Widget | None]]:
             out.append((ChoiceField(name="option", title="Option", options=opts), False, None))
         ext = spec.intent_extension
         if ext is not None and ext.scope == "session":
-            opts = (Option(value="session", label="This session"),
-                    Option(value="this_request", label="This request only"))
-            out.append((ChoiceField(name="scope", title="Grant the extra capabilities for", options=opts,
-                                    default="session"), False, None))
+            opts = (
+                Option(value="session", label="This session"),
+                Option(value="this_request", label="This request only"),
+            )
+            out.append(
+                (
+                    ChoiceField(
+                        name="scope",
+                        title="Grant the extra capabilities for",
+                        options=opts,
+                        default="session",
+                    ),
+                    False,
+                    None,
+                )
+            )
         out.append((StringField(name="reasoning", title="Reason (optional)"), False, "longtext"))
         return out
     raise TypeError(f"unknown answer spec {type(spec).__name__}")
 
 
-def _capability_text(cap: object) -> str:
-    data = cap.model_dump(exclude_none=True)  # type: ignore[attr-defined]
+def _capability_text(cap: Capability) -> str:
+    data = cap.model_dump(exclude_none=True)
     parts = [str(data.pop(k)) for k in ("tool", "operation", "resource") if k in data]
     parts += [f"{k}={v}" for k, v in data.items()]
     return "• " + (" · ".join(parts) if parts else "(any)")
@@ -261,8 +295,11 @@ def _texts_for(ask: Ask) -> list[TextPlan]:
     if ask.subject is not None:
         import json
 
-        subject = ask.subject if isinstance(ask.subject, str) else json.dumps(ask.subject, ensure_ascii=False,
-                                                                               default=str)
+        subject = (
+            ask.subject
+            if isinstance(ask.subject, str)
+            else json.dumps(ask.subject, ensure_ascii=False, default=str)
+        )
         texts.append(TextPlan("subject", subject, "caption"))
     spec = ask.spec
     if isinstance(spec, ApprovalSpec) and spec.intent_extension is not None:
@@ -280,11 +317,19 @@ def plan_ask(ask: Ask) -> SurfacePlan:
     raw = _fields_for(ask)
     ids = _base_ids([f.name for f, _, _ in raw])
     fields = tuple(
-        FieldPlan(prop=f.name, field=f, widget=w or widget_for(f), id=i, path=field_path(f.name),
-                  label=label_of(f), yes_no=yn)
+        FieldPlan(
+            prop=f.name,
+            field=f,
+            widget=w or widget_for(f),
+            id=i,
+            path=field_path(f.name),
+            label=label_of(f),
+            yes_no=yn,
+        )
         for (f, yn, w), i in zip(raw, ids)
     )
     props = tuple(f.prop for f in fields)
+    actions: tuple[ActionPlan, ...]
     if isinstance(ask.spec, ApprovalSpec):
         option = ("option",) if ask.spec.options else ()
         scope = ("scope",) if any(f.prop == "scope" for f in fields) else ()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -88,7 +89,7 @@ def _shown(fp: FieldPlan, typed: Any) -> Any:
         return _to_number(typed)
     if w == "checkbox":
         return typed if isinstance(typed, bool) else None
-    options = {o.value for o in fp.field.options}  # type: ignore[union-attr]
+    options = {o.value for o in fp.options}
     if isinstance(typed, str):
         typed = [typed]
     if isinstance(typed, (list, tuple)):
@@ -149,9 +150,10 @@ def _constraints_09(fp: FieldPlan) -> list[tuple[dict[str, Any], str]]:
         kind = "a whole number" if w == "integer" else "a number"
         out.append((_call("regex", value=ref, pattern=f"^{pattern}$"), f"{name} must be {kind}."))
         assert isinstance(f, (NumberField, IntegerField))
-        bounds = {k: v for k, v in (("min", finite(f.minimum)), ("max", finite(f.maximum))) if v is not None}
-        if bounds:
-            out.append((_call("numeric", value=ref, **bounds), f"{name} must be {_range_words(bounds)}."))
+        pairs: tuple[tuple[str, float | None], ...] = (("min", finite(f.minimum)), ("max", finite(f.maximum)))
+        limits = {k: v for k, v in pairs if v is not None}
+        if limits:
+            out.append((_call("numeric", value=ref, **limits), f"{name} must be {_range_words(limits)}."))
     return out
 
 
@@ -174,7 +176,9 @@ def _required_09(fp: FieldPlan) -> dict[str, Any]:
 def _checks_09(fp: FieldPlan) -> list[dict[str, Any]]:
     checks = []
     if fp.required and fp.widget != "checkbox":
-        checks.append({"condition": _required_09(fp), "message": f"{fp.field.title or fp.field.name} is required."})
+        checks.append(
+            {"condition": _required_09(fp), "message": f"{fp.field.title or fp.field.name} is required."}
+        )
     for cond, msg in _constraints_09(fp):
         if not fp.required:  # an empty optional field passes: or(not(required(v)), constraint)
             cond = _call("or", values=[_call("not", value=_required_09(fp)), cond])
@@ -216,7 +220,9 @@ def _regexp_08(fp: FieldPlan) -> str | None:
 # --------------------------------------------------------------------------------------------------
 
 
-class _Emitter:
+class _Emitter(ABC):
+    """Walks the plan once; subclasses spell each primitive in their version's wire shape."""
+
     version: str
 
     def __init__(self, plan: SurfacePlan, values: dict[str, Any] | None, faults: Sequence[Fault]) -> None:
@@ -226,11 +232,22 @@ class _Emitter:
         self.field_errors, self.general_errors = _sort_faults(plan, faults)
 
     # primitives, per version
+    @abstractmethod
     def text(self, id: str, text: str, style: str) -> dict[str, Any]: ...
+
+    @abstractmethod
     def input(self, fp: FieldPlan, seed: Any) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
     def button(self, a: ActionPlan) -> dict[str, Any]: ...
+
+    @abstractmethod
     def container(self, id: str, kind: str, children: list[str]) -> dict[str, Any]: ...
+
+    @abstractmethod
     def card(self, id: str, child: str) -> dict[str, Any]: ...
+
+    @abstractmethod
     def messages(self, components: list[dict[str, Any]], seeds: dict[str, Any]) -> list[dict[str, Any]]: ...
 
     def build(self) -> list[dict[str, Any]]:
@@ -307,8 +324,8 @@ class _V08(_Emitter):
         if w == "checkbox":
             return [self._wrap(fp.id, "CheckBox", {"label": label, "value": path})]
         if w == "slider":
-            f = fp.field
-            props = {"label": label, "value": path, "minValue": f.minimum, "maxValue": f.maximum}  # type: ignore[union-attr]
+            lo, hi = fp.bounds
+            props = {"label": label, "value": path, "minValue": lo, "maxValue": hi}
             return [self._wrap(fp.id, "Slider", props)]
         # No label on v0.8 MultipleChoice / DateTimeInput (trap 7): a separate Text carries it.
         caption = self.text(f"{fp.id}-label", fp.label, "body")
@@ -319,8 +336,9 @@ class _V08(_Emitter):
         props = {
             # Arrays can only be seeded through literalArray + path (§5.2).
             "selections": {"path": fp.path, "literalArray": list(seed or [])},
-            "options": [{"label": {"literalString": o.label or o.value}, "value": o.value}
-                        for o in f.options],  # type: ignore[union-attr]
+            "options": [
+                {"label": {"literalString": o.label or o.value}, "value": o.value} for o in fp.options
+            ],
         }
         if w == "choice":
             props["maxAllowedSelections"] = 1
@@ -331,8 +349,7 @@ class _V08(_Emitter):
     def button(self, a: ActionPlan) -> dict[str, Any]:
         action: dict[str, Any] = {"name": a.name}
         if a.context:
-            action["context"] = [{"key": prop, "value": {"path": self.plan.field(prop).path}}  # type: ignore[union-attr]
-                                 for prop in a.context]
+            action["context"] = [{"key": prop, "value": {"path": self.plan.path(prop)}} for prop in a.context]
         return self._wrap(a.id, "Button", {"child": f"{a.id}-label", "primary": a.primary, "action": action})
 
     def container(self, id: str, kind: str, children: list[str]) -> dict[str, Any]:
@@ -374,23 +391,36 @@ class _V09(_Emitter):
         c: dict[str, Any] = {"id": fp.id}
         if w in ("text", "longtext", "number", "integer"):
             # No "email"/"date" variant exists (trap 5): formats become checks.
-            c.update(component="TextField", label=fp.label, value=path,
-                     variant={"text": "shortText", "longtext": "longText"}.get(w, "number"))
+            c.update(
+                component="TextField",
+                label=fp.label,
+                value=path,
+                variant={"text": "shortText", "longtext": "longText"}.get(w, "number"),
+            )
         elif w == "checkbox":
             c.update(component="CheckBox", label=fp.label, value=path)
         elif w == "slider":
             # max is required (trap 4); both bounds are finite here by construction.
-            c.update(component="Slider", label=fp.label, min=f.minimum, max=f.maximum, value=path)  # type: ignore[union-attr]
+            lo, hi = fp.bounds
+            c.update(component="Slider", label=fp.label, min=lo, max=hi, value=path)
         elif w in ("date", "datetime"):
             # min/max are never literal dates (trap 2); both flags default to false, so set both.
-            c.update(component="DateTimeInput", label=fp.label, value=path, enableDate=True,
-                     enableTime=w == "datetime")
+            c.update(
+                component="DateTimeInput",
+                label=fp.label,
+                value=path,
+                enableDate=True,
+                enableTime=w == "datetime",
+            )
         else:
             # value is always a path, never a plain string (trap 3).
-            c.update(component="ChoicePicker", label=fp.label,
-                     variant="mutuallyExclusive" if w == "choice" else "multipleSelection",
-                     options=[{"label": o.label or o.value, "value": o.value} for o in f.options],  # type: ignore[union-attr]
-                     value=path)
+            c.update(
+                component="ChoicePicker",
+                label=fp.label,
+                variant="mutuallyExclusive" if w == "choice" else "multipleSelection",
+                options=[{"label": o.label or o.value, "value": o.value} for o in fp.options],
+                value=path,
+            )
         checks = _checks_09(fp)
         if checks:
             c["checks"] = checks
@@ -401,10 +431,15 @@ class _V09(_Emitter):
     def button(self, a: ActionPlan) -> dict[str, Any]:
         event: dict[str, Any] = {"name": a.name}
         if a.context:
-            event["context"] = {prop: {"path": self.plan.field(prop).path} for prop in a.context}  # type: ignore[union-attr]
-        c: dict[str, Any] = {"id": a.id, "component": "Button", "child": f"{a.id}-label",
-                             "variant": "primary" if a.primary else "default", "action": {"event": event}}
-        conds = [_required_09(self.plan.field(p)) for p in a.requires]  # type: ignore[arg-type]
+            event["context"] = {prop: {"path": self.plan.path(prop)} for prop in a.context}
+        c: dict[str, Any] = {
+            "id": a.id,
+            "component": "Button",
+            "child": f"{a.id}-label",
+            "variant": "primary" if a.primary else "default",
+            "action": {"event": event},
+        }
+        conds = [_call("required", value={"path": self.plan.path(p)}) for p in a.requires]
         if conds:
             # A single check is used directly: and/or need at least two values (trap 6).
             cond = conds[0] if len(conds) == 1 else _call("and", values=conds)
@@ -453,4 +488,3 @@ def ask_to_surface(
         [Fault("", f"A2UI version must be 0.8 or 0.9, not {version!r}", "a2ui.version")],
         code="unsupported",
     )
-

@@ -34,19 +34,46 @@ from askgate.core.model import (
     YesNoSpec,
 )
 
-ODD_NAMES = ["__proto__", "constructor", "a/b", "~", "~0", "~1", "a~1b", "/", "", " ", "root", "value",
-             "f_x", "x-label", "名前", "😀", "other", "a.b", "$ref", "0", "title", "btn-accept"]
+ODD_NAMES = [
+    "__proto__",
+    "constructor",
+    "a/b",
+    "~",
+    "~0",
+    "~1",
+    "a~1b",
+    "/",
+    "",
+    " ",
+    "root",
+    "value",
+    "f_x",
+    "x-label",
+    "名前",
+    "😀",
+    "other",
+    "a.b",
+    "$ref",
+    "0",
+    "title",
+    "btn-accept",
+]
 
 names = st.one_of(st.sampled_from(ODD_NAMES), st.text(max_size=10))
 short_text = st.text(max_size=20)
 maybe_text = st.none() | short_text
 finite_floats = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12)
-numbers = st.one_of(st.integers(-10**6, 10**6), finite_floats)
+numbers = st.one_of(st.integers(-(10**6), 10**6), finite_floats)
 PATTERNS = ["^[a-z]+$", "\\d", "^a", "^[A-Z][a-z]*$", "b$"]
 
 
 def _common(draw: st.DrawFn, name: str) -> dict[str, Any]:
-    return {"name": name, "title": draw(maybe_text), "description": draw(maybe_text), "required": draw(st.booleans())}
+    return {
+        "name": name,
+        "title": draw(maybe_text),
+        "description": draw(maybe_text),
+        "required": draw(st.booleans()),
+    }
 
 
 @st.composite
@@ -56,8 +83,9 @@ def string_fields(draw: st.DrawFn, name: str) -> StringField:
     hi = draw(st.none() | st.integers(lo or 0, 500))
     pattern = draw(st.none() | st.sampled_from(PATTERNS)) if fmt is None else None
     default = draw(st.none() | short_text)
-    return StringField(**_common(draw, name), min_length=lo, max_length=hi, format=fmt, pattern=pattern,
-                       default=default)
+    return StringField(
+        **_common(draw, name), min_length=lo, max_length=hi, format=fmt, pattern=pattern, default=default
+    )
 
 
 @st.composite
@@ -77,7 +105,7 @@ def number_fields(draw: st.DrawFn, name: str) -> NumberField:
 
 @st.composite
 def integer_fields(draw: st.DrawFn, name: str) -> IntegerField:
-    ints = st.integers(-10**9, 10**9)
+    ints = st.integers(-(10**9), 10**9)
     lo, hi = draw(bounds(ints))
     return IntegerField(**_common(draw, name), minimum=lo, maximum=hi, default=draw(st.none() | ints))
 
@@ -89,7 +117,9 @@ def boolean_fields(draw: st.DrawFn, name: str) -> BooleanField:
 
 options = st.lists(
     st.builds(Option, value=st.one_of(st.sampled_from(ODD_NAMES), st.text(max_size=8)), label=maybe_text),
-    min_size=1, max_size=5, unique_by=lambda o: o.value,
+    min_size=1,
+    max_size=5,
+    unique_by=lambda o: o.value,
 )
 
 
@@ -97,7 +127,9 @@ options = st.lists(
 def choice_fields(draw: st.DrawFn, name: str) -> ChoiceField:
     opts = draw(options)
     default = draw(st.none() | st.sampled_from([o.value for o in opts]))
-    return ChoiceField(**_common(draw, name), options=tuple(opts), default=default, titled=draw(st.booleans()))
+    return ChoiceField(
+        **_common(draw, name), options=tuple(opts), default=default, titled=draw(st.booleans())
+    )
 
 
 @st.composite
@@ -107,8 +139,9 @@ def multi_fields(draw: st.DrawFn, name: str) -> MultiChoiceField:
     hi = draw(st.none() | st.integers(lo or 0, len(opts)))
     values = [o.value for o in opts]
     default = draw(st.none() | st.lists(st.sampled_from(values), unique=True).map(tuple))
-    return MultiChoiceField(**_common(draw, name), options=tuple(opts), min_items=lo, max_items=hi,
-                            default=default)
+    return MultiChoiceField(
+        **_common(draw, name), options=tuple(opts), min_items=lo, max_items=hi, default=default
+    )
 
 
 FIELD_KINDS = [string_fields, number_fields, integer_fields, boolean_fields, choice_fields, multi_fields]
@@ -148,7 +181,9 @@ def number_specs(draw: st.DrawFn) -> NumberSpec:
 specs = st.one_of(
     form_specs(),
     text_specs(),
-    st.builds(ChoiceSpec, choices=st.lists(st.text(max_size=8), min_size=1, max_size=5, unique=True).map(tuple)),
+    st.builds(
+        ChoiceSpec, choices=st.lists(st.text(max_size=8), min_size=1, max_size=5, unique=True).map(tuple)
+    ),
     st.just(YesNoSpec()),
     number_specs(),
     approval_specs,
@@ -180,8 +215,23 @@ URIS = ["https://example.com/a?b=c#d", "urn:isbn:0451450523", "mailto:a@b.c", "f
 @st.composite
 def answerable_field(draw: st.DrawFn, name: str) -> tuple[Any, Any]:
     """(field, a valid non-empty value for it)."""
-    kind = draw(st.sampled_from(["string", "email", "uri", "date", "date-time", "pattern", "number",
-                                 "integer", "boolean", "choice", "multi"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "string",
+                "email",
+                "uri",
+                "date",
+                "date-time",
+                "pattern",
+                "number",
+                "integer",
+                "boolean",
+                "choice",
+                "multi",
+            ]
+        )
+    )
     common = _common(draw, name)
     if kind == "string":
         lo = draw(st.integers(0, 5))
@@ -199,18 +249,23 @@ def answerable_field(draw: st.DrawFn, name: str) -> tuple[Any, Any]:
     if kind == "pattern":
         return StringField(**common, pattern="^[a-z]+$"), draw(st.from_regex(r"\A[a-z]{1,12}\Z"))
     if kind in ("number", "integer"):
-        vals = st.integers(-10**12, 10**12) if kind == "integer" else numbers
+        vals = st.integers(-(10**12), 10**12) if kind == "integer" else numbers
         lo, hi = draw(bounds(vals))
         if lo is not None and hi is not None and lo > hi:
             lo, hi = hi, lo
         if kind == "integer":
-            value = draw(st.integers(lo if lo is not None else -10**15, hi if hi is not None else 10**15))
+            value = draw(st.integers(lo if lo is not None else -(10**15), hi if hi is not None else 10**15))
             return IntegerField(**common, minimum=lo, maximum=hi), value
-        value = draw(st.one_of(
-            st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False),
-            st.integers(math.ceil(lo) if lo is not None else None, math.floor(hi) if hi is not None else None)
-            if lo is None or hi is None or math.ceil(lo) <= math.floor(hi) else st.nothing(),
-        ))
+        value = draw(
+            st.one_of(
+                st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False),
+                st.integers(
+                    math.ceil(lo) if lo is not None else None, math.floor(hi) if hi is not None else None
+                )
+                if lo is None or hi is None or math.ceil(lo) <= math.floor(hi)
+                else st.nothing(),
+            )
+        )
         return NumberField(**common, minimum=lo, maximum=hi), value
     if kind == "boolean":
         return BooleanField(**common), draw(st.booleans())
@@ -281,7 +336,10 @@ class SimRenderer:
                 if self.version == "0.8":
                     ((type_, props),) = c["component"].items()
                 else:
-                    type_, props = c["component"], {k: v for k, v in c.items() if k not in ("id", "component")}
+                    type_, props = (
+                        c["component"],
+                        {k: v for k, v in c.items() if k not in ("id", "component")},
+                    )
                 self.components[c["id"]] = {"type": type_, **props}
                 sel = props.get("selections") if type_ == "MultipleChoice" else None
                 if sel and "literalArray" in sel and "path" in sel:
@@ -353,6 +411,11 @@ class SimRenderer:
                 resolved = self.get(v["path"]) if isinstance(v, dict) and "path" in v else v
                 if resolved is not _MISSING:
                     context[key] = resolved
-        action = {"name": name, "surfaceId": self.surface_id, "sourceComponentId": b["id"],
-                  "timestamp": timestamp, "context": context}
+        action = {
+            "name": name,
+            "surfaceId": self.surface_id,
+            "sourceComponentId": b["id"],
+            "timestamp": timestamp,
+            "context": context,
+        }
         return {"userAction": action} if self.version == "0.8" else {"version": "v0.9", "action": action}

@@ -16,9 +16,18 @@ from askgate.cli import app
 from askgate.core.model import Ask, BooleanField, ChoiceField, FormSpec, Option, StringField
 
 runner = CliRunner()
-ASK = Ask(id="a1", dialect="canonical", prompt="Who?", spec=FormSpec(fields=(
-    StringField(name="name", required=True), BooleanField(name="ok"),
-    ChoiceField(name="c", options=(Option(value="x"),)))))
+ASK = Ask(
+    id="a1",
+    dialect="canonical",
+    prompt="Who?",
+    spec=FormSpec(
+        fields=(
+            StringField(name="name", required=True),
+            BooleanField(name="ok"),
+            ChoiceField(name="c", options=(Option(value="x"),)),
+        )
+    ),
+)
 
 
 def _run(*args: str, stdin: str | bytes | None = None) -> Any:

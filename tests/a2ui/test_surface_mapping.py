@@ -89,8 +89,11 @@ def test_mapping_rules_hold_for_generated_forms(ask: Ask, version: str) -> None:
     sid = "elicit-" + (ask.id or "")
     assert all(next(iter(v for k, v in m.items() if k != "version"))["surfaceId"] == sid for m in msgs)
     if version == "0.9":
-        assert [next(k for k in m if k != "version") for m in msgs] == ["createSurface", "updateComponents",
-                                                                        "updateDataModel"]
+        assert [next(k for k in m if k != "version") for m in msgs] == [
+            "createSurface",
+            "updateComponents",
+            "updateDataModel",
+        ]
         assert msgs[0]["createSurface"]["catalogId"] == CATALOG_ID_09
     else:
         assert [next(iter(m)) for m in msgs] == ["beginRendering", "dataModelUpdate", "surfaceUpdate"]
@@ -156,22 +159,30 @@ def test_mapping_rules_hold_for_generated_forms(ask: Ask, version: str) -> None:
         if version == "0.9":
             checks = c.get("checks", [])
             assert all(set(ch) == {"condition", "message"} for ch in checks)  # trap 1
-            has_required = any(ch["condition"] == {"call": "required", "args": {"value": {"path": path}}}
-                               for ch in checks)
+            has_required = any(
+                ch["condition"] == {"call": "required", "args": {"value": {"path": path}}} for ch in checks
+            )
             assert has_required == (f.required and f.kind != "boolean")
             if f.description:
                 assert c["accessibility"] == {"description": f.description}
         if f.description:
-            after = [by_id[i] for i in order[order.index(c["id"]) + 1:]]
-            assert any(a["type"] == "Text" and _text(a, "text", version) == f.description
-                       and a["usageHint" if version == "0.8" else "variant"] == "caption" for a in after[:1])
+            after = [by_id[i] for i in order[order.index(c["id"]) + 1 :]]
+            assert any(
+                a["type"] == "Text"
+                and _text(a, "text", version) == f.description
+                and a["usageHint" if version == "0.8" else "variant"] == "caption"
+                for a in after[:1]
+            )
 
     for call in _calls(comps):
         if call["call"] in ("and", "or"):
             assert len(call["args"]["values"]) >= 2  # trap 6
 
-    buttons = {(c["action"]["name"] if version == "0.8" else c["action"]["event"]["name"]): c
-               for c in comps if c["type"] == "Button"}
+    buttons = {
+        (c["action"]["name"] if version == "0.8" else c["action"]["event"]["name"]): c
+        for c in comps
+        if c["type"] == "Button"
+    }
     if isinstance(ask.spec, ApprovalSpec):
         assert set(buttons) == {"approval.allow", "approval.deny"}
     else:
@@ -199,32 +210,47 @@ def test_mapping_rules_hold_for_generated_forms(ask: Ask, version: str) -> None:
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_defaults_are_seeded_in_the_data_model(version: str) -> None:
-    spec = FormSpec(fields=(
-        StringField(name="s", default="hi"),
-        StringField(name="d", format="date", default="2024-02-29"),
-        NumberField(name="n", default=2.5),
-        IntegerField(name="i", minimum=0, maximum=9, default=4),
-        BooleanField(name="b", default=True),
-        BooleanField(name="req", required=True),
-        BooleanField(name="opt"),
-        ChoiceField(name="c", options=(Option(value="x"), Option(value="y")), default="y"),
-        MultiChoiceField(name="m/~", options=(Option(value="x"), Option(value="y")), default=("x", "y")),
-        ChoiceField(name="none", options=(Option(value="x"),)),
-        StringField(name="when", format="date-time"),
-    ))
+    spec = FormSpec(
+        fields=(
+            StringField(name="s", default="hi"),
+            StringField(name="d", format="date", default="2024-02-29"),
+            NumberField(name="n", default=2.5),
+            IntegerField(name="i", minimum=0, maximum=9, default=4),
+            BooleanField(name="b", default=True),
+            BooleanField(name="req", required=True),
+            BooleanField(name="opt"),
+            ChoiceField(name="c", options=(Option(value="x"), Option(value="y")), default="y"),
+            MultiChoiceField(name="m/~", options=(Option(value="x"), Option(value="y")), default=("x", "y")),
+            ChoiceField(name="none", options=(Option(value="x"),)),
+            StringField(name="when", format="date-time"),
+        )
+    )
     r = SimRenderer(ask_to_surface(Ask(id="a", dialect="canonical", prompt="p", spec=spec), version), version)
-    assert r.model == {"form": {
-        "s": "hi", "d": "2024-02-29", "n": "2.5", "i": 4, "b": True, "req": False,
-        "c": ["y"], "m/~": ["x", "y"], "none": [], "when": "",
-    }}
+    assert r.model == {
+        "form": {
+            "s": "hi",
+            "d": "2024-02-29",
+            "n": "2.5",
+            "i": 4,
+            "b": True,
+            "req": False,
+            "c": ["y"],
+            "m/~": ["x", "y"],
+            "none": [],
+            "when": "",
+        }
+    }
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_faults_render_next_to_their_fields_and_values_are_kept(version: str) -> None:
     spec = FormSpec(fields=(StringField(name="a/b", required=True), IntegerField(name="n")))
     ask = Ask(id="a", dialect="canonical", prompt="p", spec=spec)
-    faults = [Fault("/form/a~1b", "say something", "required"), Fault("/form/n", "not a number", "type"),
-              Fault("", "the client reported an error", "a2ui.client-error")]
+    faults = [
+        Fault("/form/a~1b", "say something", "required"),
+        Fault("/form/n", "not a number", "type"),
+        Fault("", "the client reported an error", "a2ui.client-error"),
+    ]
     msgs = ask_to_surface(ask, version, values={"a/b": "typed", "n": "twelve", "zzz": 1}, faults=faults)
     comps = _components(msgs, version)
     by_id = {c["id"]: c for c in comps}
@@ -240,10 +266,15 @@ def test_faults_render_next_to_their_fields_and_values_are_kept(version: str) ->
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_approval_surface_shows_options_capabilities_and_scope_choice(version: str) -> None:
-    ext = IntentExtension(capabilities=(Capability(tool="shell", operation="exec", resource="posix:///srv"),),
-                          scope="session")
-    ask = Ask(id="a", dialect="acs", prompt="Run it?", spec=ApprovalSpec(options=("once", "always"),
-                                                                       intent_extension=ext))
+    ext = IntentExtension(
+        capabilities=(Capability(tool="shell", operation="exec", resource="posix:///srv"),), scope="session"
+    )
+    ask = Ask(
+        id="a",
+        dialect="acs",
+        prompt="Run it?",
+        spec=ApprovalSpec(options=("once", "always"), intent_extension=ext),
+    )
     msgs = ask_to_surface(ask, version)
     comps = _components(msgs, version)
     texts = [_text(c, "text", version) for c in comps if c["type"] == "Text"]

@@ -104,15 +104,22 @@ def test_rerender_keeps_everything_typed(form: tuple[FormSpec, dict[str, Any]], 
         path = pointer_join("/form", prop)
         assert again.get(path) == first.get(path), prop
     # ...and pressing submit again gives the same event context.
-    assert _action(again.click("elicitation.accept"), version)["context"] == _action(event, version)["context"]
+    assert (
+        _action(again.click("elicitation.accept"), version)["context"] == _action(event, version)["context"]
+    )
 
 
 @SETTINGS
 @given(answered_forms(), versions, st.sampled_from(["elicitation.decline", "elicitation.cancel"]))
-def test_decline_and_cancel_carry_nothing(form: tuple[FormSpec, dict[str, Any]], version: str, name: str) -> None:
+def test_decline_and_cancel_carry_nothing(
+    form: tuple[FormSpec, dict[str, Any]], version: str, name: str
+) -> None:
     spec, values = form
     ask = _ask(spec)
-    assert action_to_payload(ask, _fill(ask, version, values).click(name), version) == (name.split(".")[1], None)
+    assert action_to_payload(ask, _fill(ask, version, values).click(name), version) == (
+        name.split(".")[1],
+        None,
+    )
 
 
 @st.composite
@@ -121,7 +128,9 @@ def single_value_asks(draw: st.DrawFn) -> tuple[Any, Any]:
     if kind == "text":
         lo = draw(st.integers(0, 5))
         hi = draw(st.integers(max(lo, 1), 100))
-        return TextSpec(min_length=lo, max_length=hi), draw(st.text(min_size=max(lo, 1), max_size=min(hi, 30)))
+        return TextSpec(min_length=lo, max_length=hi), draw(
+            st.text(min_size=max(lo, 1), max_size=min(hi, 30))
+        )
     if kind == "choice":
         choices = draw(st.lists(st.text(max_size=6), min_size=1, max_size=4, unique=True))
         return ChoiceSpec(choices=tuple(choices)), draw(st.sampled_from(choices))
@@ -129,8 +138,9 @@ def single_value_asks(draw: st.DrawFn) -> tuple[Any, Any]:
         return YesNoSpec(), draw(st.booleans())
     lo, hi = sorted(draw(st.tuples(numbers, numbers)))
     spec = NumberSpec(minimum=draw(st.sampled_from([lo, None])), maximum=draw(st.sampled_from([hi, None])))
-    return spec, draw(st.floats(min_value=spec.minimum, max_value=spec.maximum, allow_nan=False,
-                                allow_infinity=False))
+    return spec, draw(
+        st.floats(min_value=spec.minimum, max_value=spec.maximum, allow_nan=False, allow_infinity=False)
+    )
 
 
 @SETTINGS
@@ -153,11 +163,18 @@ def test_single_value_specs_round_trip(case: tuple[Any, Any], version: str) -> N
 def approvals(draw: st.DrawFn) -> tuple[ApprovalSpec, dict[str, Any], dict[str, Any]]:
     """(spec, what the approver enters, the decision expected back)."""
     options = draw(st.lists(st.text(min_size=1, max_size=6), max_size=3, unique=True))
-    ext = draw(st.none() | st.builds(
-        IntentExtension,
-        capabilities=st.lists(st.builds(Capability, tool=st.text(max_size=5), operation=st.none() | st.just("exec")),
-                              min_size=1, max_size=2).map(tuple),
-        scope=st.sampled_from(["this_request", "session"])))
+    ext = draw(
+        st.none()
+        | st.builds(
+            IntentExtension,
+            capabilities=st.lists(
+                st.builds(Capability, tool=st.text(max_size=5), operation=st.none() | st.just("exec")),
+                min_size=1,
+                max_size=2,
+            ).map(tuple),
+            scope=st.sampled_from(["this_request", "session"]),
+        )
+    )
     spec = ApprovalSpec(options=tuple(options), intent_extension=ext)
     decision = draw(st.sampled_from(["allow", "deny"]))
     entered: dict[str, Any] = {}
@@ -170,14 +187,18 @@ def approvals(draw: st.DrawFn) -> tuple[ApprovalSpec, dict[str, Any], dict[str, 
         scope = ext.scope
         if ext.scope == "session" and draw(st.booleans()):
             entered["scope"] = scope = "this_request"
-        expected["intent_extension"] = {"capabilities": [c.model_dump(exclude_none=True) for c in ext.capabilities],
-                                        "scope": scope}
+        expected["intent_extension"] = {
+            "capabilities": [c.model_dump(exclude_none=True) for c in ext.capabilities],
+            "scope": scope,
+        }
     return spec, entered, expected
 
 
 @SETTINGS
 @given(approvals(), versions)
-def test_approvals_round_trip(case: tuple[ApprovalSpec, dict[str, Any], dict[str, Any]], version: str) -> None:
+def test_approvals_round_trip(
+    case: tuple[ApprovalSpec, dict[str, Any], dict[str, Any]], version: str
+) -> None:
     spec, entered, expected = case
     ask = _ask(spec)
     r = _fill(ask, version, entered)
@@ -206,47 +227,63 @@ def test_approval_allow_needs_an_option_and_scope_never_widens() -> None:
 # Coercions of §5.6 "Reading the answer back", one by one.
 # --------------------------------------------------------------------------------------------------
 
-FORM = FormSpec(fields=(
-    StringField(name="d", format="date"),
-    StringField(name="t", format="date-time"),
-    NumberField(name="n"),
-    IntegerField(name="i"),
-    IntegerField(name="s", minimum=0, maximum=10),
-    BooleanField(name="b"),
-    ChoiceField(name="c", options=(Option(value="x"), Option(value="y"))),
-    MultiChoiceField(name="m", options=(Option(value="x"), Option(value="y"))),
-    StringField(name="name", required=True),
-))
+FORM = FormSpec(
+    fields=(
+        StringField(name="d", format="date"),
+        StringField(name="t", format="date-time"),
+        NumberField(name="n"),
+        IntegerField(name="i"),
+        IntegerField(name="s", minimum=0, maximum=10),
+        BooleanField(name="b"),
+        ChoiceField(name="c", options=(Option(value="x"), Option(value="y"))),
+        MultiChoiceField(name="m", options=(Option(value="x"), Option(value="y"))),
+        StringField(name="name", required=True),
+    )
+)
 
 
-def _event(version: str, context: dict[str, Any], name: str = "elicitation.accept",
-           source: str = "btn-accept", surface: str = "elicit-a1") -> dict[str, Any]:
-    action = {"name": name, "surfaceId": surface, "sourceComponentId": source,
-              "timestamp": "2026-01-01T00:00:00+01:00", "context": context}
+def _event(
+    version: str,
+    context: dict[str, Any],
+    name: str = "elicitation.accept",
+    source: str = "btn-accept",
+    surface: str = "elicit-a1",
+) -> dict[str, Any]:
+    action = {
+        "name": name,
+        "surfaceId": surface,
+        "sourceComponentId": source,
+        "timestamp": "2026-01-01T00:00:00+01:00",
+        "context": context,
+    }
     return {"userAction": action} if version == "0.8" else {"version": "v0.9", "action": action}
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize(("prop", "sent", "read"), [
-    ("d", "2024-02-29T00:00:00", "2024-02-29"),
-    ("d", "2024-02-29", "2024-02-29"),
-    ("t", "2024-02-29T10:30Z", "2024-02-29T10:30:00Z"),
-    ("t", "2024-02-29T10:30:15.5+02:00", "2024-02-29T10:30:15.5+02:00"),
-    ("n", " 2.50 ", 2.5),
-    ("n", "-1e3", -1000.0),
-    ("n", 7, 7),
-    ("i", "42", 42),
-    ("i", "3.0", 3),
-    ("s", 4.0, 4),
-    ("s", "4", 4),
-    ("b", False, False),
-    ("c", ["y"], "y"),
-    ("c", "y", "y"),
-    ("m", ["y", "x"], ["y", "x"]),
-    ("m", [], None),
-    ("n", "", None),
-    ("b", None, None),
-])
+@pytest.mark.parametrize(
+    ("prop", "sent", "read"),
+    [
+        ("d", "2024-02-29T00:00:00", "2024-02-29"),
+        ("d", "2024-02-29", "2024-02-29"),
+        ("d", "2024-02-29T23:59:59.123+05:30", "2024-02-29"),
+        ("t", "2024-02-29T10:30Z", "2024-02-29T10:30:00Z"),
+        ("t", "2024-02-29T10:30:15.5+02:00", "2024-02-29T10:30:15.5+02:00"),
+        ("n", " 2.50 ", 2.5),
+        ("n", "-1e3", -1000.0),
+        ("n", 7, 7),
+        ("i", "42", 42),
+        ("i", "3.0", 3),
+        ("s", 4.0, 4),
+        ("s", "4", 4),
+        ("b", False, False),
+        ("c", ["y"], "y"),
+        ("c", "y", "y"),
+        ("m", ["y", "x"], ["y", "x"]),
+        ("m", [], None),
+        ("n", "", None),
+        ("b", None, None),
+    ],
+)
 def test_coercions(version: str, prop: str, sent: Any, read: Any) -> None:
     ask = _ask(FORM)
     outcome, got = action_to_payload(ask, _event(version, {prop: sent, "name": "Ann"}), version)
@@ -257,29 +294,33 @@ def test_coercions(version: str, prop: str, sent: Any, read: Any) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize(("prop", "sent", "rule"), [
-    ("n", True, "type"),  # a boolean is never a number
-    ("i", False, "type"),
-    ("s", "11", "maximum"),  # checked against the ask: the slider's own bounds are only a hint
-    ("s", 2.5, "type"),
-    ("n", "1e400", "type"),
-    ("n", "twelve", "type"),
-    ("i", {"x": 1}, "type"),
-    ("b", "true", "type"),
-    ("b", 1, "type"),
-    ("c", ["x", "y"], "type"),
-    ("c", ["z"], "enum"),
-    ("c", 3, "type"),
-    ("m", ["x", "x"], "uniqueItems"),
-    ("m", ["x", 1], "type"),
-    ("m", {"x": True}, "type"),
-    ("d", "2023-02-29", "format"),
-    ("d", 20240101, "type"),
-    ("t", "2024-01-01T10:00", "format"),  # no time zone is guessed
-    ("name", 5, "type"),
-    ("name", "", "required"),
-    ("name", None, "required"),
-])
+@pytest.mark.parametrize(
+    ("prop", "sent", "rule"),
+    [
+        ("n", True, "type"),  # a boolean is never a number
+        ("i", False, "type"),
+        ("s", "11", "maximum"),  # checked against the ask: the slider's own bounds are only a hint
+        ("s", 2.5, "type"),
+        ("n", "1e400", "type"),
+        ("n", "twelve", "type"),
+        ("i", {"x": 1}, "type"),
+        ("b", "true", "type"),
+        ("b", 1, "type"),
+        ("c", ["x", "y"], "type"),
+        ("c", ["z"], "enum"),
+        ("c", 3, "type"),
+        ("m", ["x", "x"], "uniqueItems"),
+        ("m", ["x", 1], "type"),
+        ("m", {"x": True}, "type"),
+        ("d", "2023-02-29", "format"),
+        ("d", 20240101, "type"),
+        ("d", "2024-02-29 and more", "format"),
+        ("t", "2024-01-01T10:00", "format"),  # no time zone is guessed
+        ("name", 5, "type"),
+        ("name", "", "required"),
+        ("name", None, "required"),
+    ],
+)
 def test_bad_values_fault_at_their_field(version: str, prop: str, sent: Any, rule: str) -> None:
     context = {"name": "Ann", prop: sent}
     faults = _faults(_ask(FORM), _event(version, context), version)
@@ -309,7 +350,10 @@ def test_hostile_envelopes(version: str) -> None:
         (mutated(lambda e, a: a.update(surfaceId="elicit-other")), (base + "/surfaceId", "a2ui.surface")),
         (mutated(lambda e, a: a.update(name="elicitation.hack")), (base + "/name", "a2ui.action")),
         (mutated(lambda e, a: a.update(name="approval.allow")), (base + "/name", "a2ui.action")),
-        (mutated(lambda e, a: a.update(sourceComponentId="f_name")), (base + "/sourceComponentId", "a2ui.action")),
+        (
+            mutated(lambda e, a: a.update(sourceComponentId="f_name")),
+            (base + "/sourceComponentId", "a2ui.action"),
+        ),
         (mutated(lambda e, a: a.update(timestamp="yesterday")), (base + "/timestamp", "format")),
         (mutated(lambda e, a: a.update(timestamp=17)), (base + "/timestamp", "type")),
         (mutated(lambda e, a: a.update(context=[1])), (base + "/context", "type")),
@@ -343,10 +387,15 @@ json_values = st.recursive(
 
 
 @SETTINGS
-@given(asks(), versions, st.dictionaries(names, json_values, max_size=5),
-       st.sampled_from(["elicitation.accept", "elicitation.decline", "approval.allow", "approval.deny"]))
-def test_fuzzed_contexts_give_checked_values_or_field_faults(ask: Ask, version: str, context: dict[str, Any],
-                                                             name: str) -> None:
+@given(
+    asks(),
+    versions,
+    st.dictionaries(names, json_values, max_size=5),
+    st.sampled_from(["elicitation.accept", "elicitation.decline", "approval.allow", "approval.deny"]),
+)
+def test_fuzzed_contexts_give_checked_values_or_field_faults(
+    ask: Ask, version: str, context: dict[str, Any], name: str
+) -> None:
     """Any context: either a value the ask accepts, or AskgateError whose field faults name /form paths."""
     sid = "elicit-" + (ask.id or "")
     event = _event(version, context, name=name, source="btn-" + name.split(".")[1], surface=sid)

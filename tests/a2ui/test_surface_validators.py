@@ -52,13 +52,26 @@ def validators() -> dict[str, A2uiValidator]:
 
 
 faults_for = st.lists(
-    st.builds(Fault, pointer=st.one_of(names.map(lambda n: pointer_join("/form", n)), st.just(""), st.just("/form")),
-              message=st.text(max_size=30), rule=st.just("test")),
+    st.builds(
+        Fault,
+        pointer=st.one_of(names.map(lambda n: pointer_join("/form", n)), st.just(""), st.just("/form")),
+        message=st.text(max_size=30),
+        rule=st.just("test"),
+    ),
     max_size=3,
 )
-typed = st.dictionaries(names, st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=10),
-                                         st.lists(st.text(max_size=5), max_size=3),
-                                         st.floats(allow_nan=False)), max_size=4)
+typed = st.dictionaries(
+    names,
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.text(max_size=10),
+        st.lists(st.text(max_size=5), max_size=3),
+        st.floats(allow_nan=False),
+    ),
+    max_size=4,
+)
 surface_inputs = st.tuples(asks(), st.none() | typed, faults_for)
 
 
@@ -71,7 +84,9 @@ def _render(case: tuple[Any, Any, list[Fault]], version: str) -> list[dict[str, 
 
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(surface_inputs)
-def test_askgate_validator_accepts_every_generated_surface(validators: dict[str, A2uiValidator], case: Any) -> None:
+def test_askgate_validator_accepts_every_generated_surface(
+    validators: dict[str, A2uiValidator], case: Any
+) -> None:
     for v in VERSIONS:
         validators[v].validate(_render(case, v))
 
@@ -88,8 +103,14 @@ def _broken_controls() -> list[tuple[str, list[dict[str, Any]]]]:
     """Known-bad variants of a real surface (the §5.6 traps): each must be rejected."""
     from askgate.core.model import Ask, ChoiceField, FormSpec, Option, StringField
 
-    ask = Ask(id="c", dialect="canonical", prompt="p", spec=FormSpec(fields=(
-        ChoiceField(name="c", options=(Option(value="x"),)), StringField(name="d", format="date"))))
+    ask = Ask(
+        id="c",
+        dialect="canonical",
+        prompt="p",
+        spec=FormSpec(
+            fields=(ChoiceField(name="c", options=(Option(value="x"),)), StringField(name="d", format="date"))
+        ),
+    )
     out = []
     v8 = ask_to_surface(ask, "0.8")
     bad = copy.deepcopy(v8)
@@ -101,8 +122,11 @@ def _broken_controls() -> list[tuple[str, list[dict[str, Any]]]]:
     for mutate in (
         lambda c: c.update(value="x") if c["component"] == "ChoicePicker" else None,  # trap 3
         lambda c: c.update(min="2025-01-01") if c["component"] == "DateTimeInput" else None,  # trap 2
-        lambda c: c.update(checks=[{"call": "required", "args": {"value": {"path": "/form/c"}}, "message": "m"}])
-        if c["component"] == "ChoicePicker" else None,  # trap 1
+        lambda c: (
+            c.update(checks=[{"call": "required", "args": {"value": {"path": "/form/c"}}, "message": "m"}])
+            if c["component"] == "ChoicePicker"
+            else None
+        ),  # trap 1
     ):
         bad = copy.deepcopy(v9)
         for c in bad[1]["updateComponents"]["components"]:
@@ -114,8 +138,9 @@ def _broken_controls() -> list[tuple[str, list[dict[str, Any]]]]:
 def test_reference_validator_accepts_every_generated_surface(validators: dict[str, A2uiValidator]) -> None:
     batch: list[dict[str, Any]] = []
 
-    @settings(max_examples=examples(150), deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=examples(150), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     @given(surface_inputs)
     def collect(case: Any) -> None:
         for v in VERSIONS:
@@ -133,7 +158,9 @@ def test_reference_validator_accepts_every_generated_surface(validators: dict[st
     assert len(verdicts) == len(payload)
     ours = verdicts[: len(batch)]
     failures = [(item, err) for item, err in zip(batch, ours) if err is not None]
-    assert not failures, f"{len(failures)} of {len(batch)} surfaces rejected by the reference; first: " \
-                         f"{failures[0][1]}\n{json.dumps(failures[0][0])[:3000]}"
-    assert all(err is not None for err in verdicts[len(batch):]), verdicts[len(batch):]
+    assert not failures, (
+        f"{len(failures)} of {len(batch)} surfaces rejected by the reference; first: "
+        f"{failures[0][1]}\n{json.dumps(failures[0][0])[:3000]}"
+    )
+    assert all(err is not None for err in verdicts[len(batch) :]), verdicts[len(batch) :]
     assert len(batch) >= 2 * min(examples(150), 10)
