@@ -38,7 +38,7 @@ from pydantic import BaseModel, SecretStr
 
 from . import consent as consent_rules
 from .consent import ConsentState
-from .model import Answer, ApprovalDecision, ApprovalSpec, Ask, Capability, Respondent
+from .model import Answer, ApprovalDecision, ApprovalSpec, Ask, Capability, IntentExtension, Respondent
 from .routing import EscalationStep, Routing, decide
 
 __all__ = [
@@ -46,7 +46,7 @@ __all__ = [
     "Offer", "Respond", "Withdraw", "Signal", "Tick", "ConsentReply", "Event",
     "Notify", "Deliver", "RememberConsent", "ExtendIntent", "ScheduleWake", "Effect",
     "AuditEvent", "Transition", "LifecycleError", "StoredConsent",
-    "open_ask", "apply", "next_wake", "final_answer", "is_terminal",
+    "open_ask", "apply", "next_wake", "final_answer", "is_terminal", "past_expiry",
     "Routing", "EscalationStep",
 ]
 
@@ -429,6 +429,12 @@ def next_wake(record: AskRecord) -> datetime | None:
     return min(candidates) if candidates else None
 
 
+def past_expiry(record: AskRecord, now: datetime) -> bool:
+    """Whether ``now`` is at or past the ask's deadline: from then on an AQP outcome is never released,
+    not even an answer recorded earlier but not yet pushed (protocols.md §3.4 "Expiry")."""
+    return record.deadline_at is not None and now >= record.deadline_at
+
+
 def final_answer(record: AskRecord) -> Answer | None:
     """The dialect-neutral outcome of a terminal record (None while it is open).
 
@@ -698,10 +704,25 @@ def _check_answer(ask: Ask, answer: Answer) -> None:
             raise LifecycleError("invalid", "an approver may answer only allow or deny")
         if value.decided_by != "approver":
             raise LifecycleError("invalid", "only the timeout produces a decision decided_by 'timeout'")
-        if value.intent_extension is not None and value.decision != "allow":
-            raise LifecycleError("invalid", "an intent extension comes only with allow")
+        if value.intent_extension is not None:
+            if value.decision != "allow":
+                raise LifecycleError("invalid", "an intent extension comes only with allow")
+            _check_grant(ask.spec, value.intent_extension)
     elif isinstance(value, ApprovalDecision):
         raise LifecycleError("invalid", "an allow/deny decision answers only an approval")
+
+
+def _check_grant(spec: ApprovalSpec, grant: IntentExtension) -> None:
+    """An approver may accept or narrow the proposal (fewer capabilities, session -> this_request),
+    never widen it (protocols.md §4.5): no proposal means nothing may be granted."""
+    proposal = spec.intent_extension
+    if proposal is None:
+        raise LifecycleError("invalid", "the ask proposed no intent extension, so none can be granted")
+    if grant.scope == "session" and proposal.scope != "session":
+        raise LifecycleError("invalid", "a this_request proposal cannot be granted for the whole session")
+    wider = [c for c in grant.capabilities if c not in proposal.capabilities]
+    if wider:
+        raise LifecycleError("invalid", "the grant names capabilities the proposal did not")
 
 
 def _combine(d: _Draft, vote: Vote, *, refusal: bool) -> None:

@@ -73,6 +73,8 @@ class Routing:
         ids = [r.id for r in self.everyone()]
         if len(ids) != len(set(ids)):
             raise ValueError("a respondent id appears more than once in the routing")
+        if self.quorum is not None and self.rule in ("quorum", "deny_any") and self.quorum > len(ids):
+            raise ValueError(f"quorum {self.quorum} exceeds the {len(ids)} respondents the routing can reach")
 
     @classmethod
     def single(cls, respondent: Respondent | None) -> Routing:

@@ -130,7 +130,8 @@ def test_entries_for_chains_lifecycle_events_per_ask_and_per_session() -> None:
     for ask_id in ("ask-a", "ask-b"):
         from askgate.core.lifecycle import Routing, open_ask
 
-        t = open_ask(acs_ask(), ask_id=ask_id, routing=Routing.single(ALICE), now=T0)
+        proposal = _allow_session().value.intent_extension  # type: ignore[union-attr]
+        t = open_ask(acs_ask(extension=proposal), ask_id=ask_id, routing=Routing.single(ALICE), now=T0)
         t2 = apply(t.record, Respond(ALICE, _allow_session()), now=at(1))
         head = None
         mine: list[dict] = []

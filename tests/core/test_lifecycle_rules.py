@@ -419,11 +419,35 @@ def test_under_first_a_consent_refusal_leaves_the_ask_to_others() -> None:
 # --------------------------------------------------------------------------------------------- ACS
 
 EXT = (Capability(tool="shell", operation="exec", resource="posix:///srv/app"),)
+OTHER = Capability(tool="shell", operation="exec", resource="posix:///")
+PROPOSAL = IntentExtension(capabilities=(*EXT, OTHER), scope="session")
+
+
+@pytest.mark.parametrize(("proposal", "grant"), [
+    (None, IntentExtension(capabilities=EXT, scope="this_request")),
+    (IntentExtension(capabilities=EXT, scope="this_request"), IntentExtension(capabilities=EXT, scope="session")),
+    (IntentExtension(capabilities=EXT, scope="session"),
+     IntentExtension(capabilities=(*EXT, OTHER), scope="session")),
+    (IntentExtension(capabilities=EXT, scope="session"),
+     IntentExtension(capabilities=(Capability(tool="shell"),), scope="session")),
+], ids=["no-proposal", "wider-scope", "more-capabilities", "broader-capability"])
+def test_a_grant_may_narrow_but_never_widen_the_proposal(proposal, grant) -> None:
+    r = opened(acs_ask(extension=proposal), ALICE).record
+    with pytest.raises(LifecycleError) as e:
+        apply(r, Respond(ALICE, allow(intent_extension=grant)), now=at(1))
+    assert e.value.code == "invalid"
+
+
+def test_a_narrowed_grant_is_accepted() -> None:
+    narrowed = IntentExtension(capabilities=EXT, scope="this_request")
+    t = apply(opened(acs_ask(extension=PROPOSAL), ALICE).record, Respond(ALICE, allow(intent_extension=narrowed)),
+              now=at(1))
+    assert t.record.state is State.ANSWERED and not effects_of(t, ExtendIntent)
 
 
 def test_session_grant_extends_the_session_intent_and_writes_an_intent_extension_entry() -> None:
     grant = IntentExtension(capabilities=EXT, scope="session", provenance={"origin": "user_input"})
-    t = apply(opened(acs_ask(), ALICE).record, Respond(ALICE, allow(intent_extension=grant)), now=at(4))
+    t = apply(opened(acs_ask(extension=PROPOSAL), ALICE).record, Respond(ALICE, allow(intent_extension=grant)), now=at(4))
     assert t.record.state is State.ANSWERED
     assert effects_of(t, ExtendIntent) == [ExtendIntent("sess-1", EXT)]
     ev = [e for e in t.audit if e.step_type == "intent_extension"]
@@ -437,7 +461,7 @@ def test_session_grant_extends_the_session_intent_and_writes_an_intent_extension
 
 def test_this_request_grant_is_recorded_only_in_the_answer_entry() -> None:
     grant = IntentExtension(capabilities=EXT, scope="this_request")
-    t = apply(opened(acs_ask(), ALICE).record, Respond(ALICE, allow(intent_extension=grant)), now=at(4))
+    t = apply(opened(acs_ask(extension=PROPOSAL), ALICE).record, Respond(ALICE, allow(intent_extension=grant)), now=at(4))
     assert not effects_of(t, ExtendIntent)
     assert [e.step_type for e in t.audit] == ["answer"]
     assert t.audit[0].data["answer"]["value"]["intent_extension"]["scope"] == "this_request"
@@ -583,6 +607,8 @@ def test_held_ask_escalation_clock_starts_at_release() -> None:
     {"rule": "most"}, {"rule": "quorum"}, {"rule": "quorum", "quorum": 0},
     {"respondents": (ALICE, ALICE)}, {"respondents": (ALICE,), "escalation": (EscalationStep(5, (ALICE,)),)},
     {"escalation": (EscalationStep(-1, (BOB,)),)},
+    {"respondents": (ALICE, BOB), "rule": "quorum", "quorum": 3},
+    {"respondents": (ALICE,), "rule": "deny_any", "quorum": 2},
 ])
 def test_routing_rejects_nonsense(kwargs) -> None:
     with pytest.raises(ValueError):
@@ -621,7 +647,7 @@ def test_form_values_round_trip(answer: Answer) -> None:
 
 def test_approval_records_round_trip() -> None:
     grant = IntentExtension(capabilities=EXT, scope="session")
-    r = opened(acs_ask(), ALICE, BOB, rule="all").record
+    r = opened(acs_ask(extension=PROPOSAL), ALICE, BOB, rule="all").record
     r = apply(r, Respond(ALICE, allow(intent_extension=grant, selected_option=None)), now=at(1)).record
     for rec in (r, apply(r, Respond(BOB, deny()), now=at(2)).record, apply(r, Tick(), now=at(99)).record):
         assert AskRecord.from_json(json.loads(json.dumps(rec.to_json()))) == rec
@@ -630,3 +656,12 @@ def test_approval_records_round_trip() -> None:
 def test_dialect_values_survive() -> None:
     r = opened(form_ask(dialect=Dialect.A2A_ELICITATION), Respondent(kind="service", id="svc")).record
     assert AskRecord.from_json(r.to_json()) == r
+
+
+def test_past_expiry_tells_the_broker_to_release_nothing_more() -> None:
+    from askgate.core.lifecycle import past_expiry
+
+    r = apply(opened(aqp_ask(expires_in=10), ALICE).record, Respond(ALICE, text()), now=at(5)).record
+    assert r.state is State.ANSWERED
+    assert not past_expiry(r, at(9.999)) and past_expiry(r, at(10))
+    assert not past_expiry(opened(form_ask(), ALICE).record, at(10**6))

@@ -76,7 +76,13 @@ def configs(draw):
         steps.append(EscalationStep(draw(st.floats(0, 120)), tuple(rest[:take])))
         rest = rest[take:]
     rule_name = draw(st.sampled_from(["first", "all", "quorum", "deny_any"]))
-    quorum = draw(st.integers(1, 4)) if rule_name == "quorum" else draw(st.none() | st.integers(1, 3))
+    reach = n_first + sum(len(s.respondents) for s in steps)
+    if reach == 0:
+        rule_name, quorum = draw(st.sampled_from(["first", "all"])), None
+    elif rule_name == "quorum":
+        quorum = draw(st.integers(1, reach))
+    else:
+        quorum = draw(st.none() | st.integers(1, reach))
     routing = Routing(respondents=POOL[:n_first], rule=rule_name, quorum=quorum, escalation=tuple(steps))
     caller_timeout = None
     if kind == "acs":
