@@ -34,6 +34,10 @@ from askgate.a2ui.cli import a2ui_app  # noqa: E402
 
 app.add_typer(a2ui_app, name="a2ui")
 
+from askgate.server.cli import register as _register_server  # noqa: E402
+
+_register_server(app)
+
 
 def main() -> None:
     app()

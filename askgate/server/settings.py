@@ -1,0 +1,26 @@
+"""Server settings: one frozen object handed to ``create_app`` (the CLI and tests build it)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_url: str | None = None  # None: SQLite at ./.askgate/askgate.db
+    host: str = "127.0.0.1"
+    port: int = 8765
+    secret_key: str | None = None  # seals stored credentials; default: ASKGATE_SECRET_KEY or a generated key
+    sqlite_synchronous: str = "FULL"  # FULL: an acknowledged write survives power loss, not just a crash
+    allow_http_callbacks: bool = False  # plain-http callbacks only to loopback unless this is set
+    max_wait_seconds: float = 300.0
+    scheduler: bool = True
+    auth_cache_seconds: float = 2.0  # a revoked token may keep working this long
+    log_level: str = "info"
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        env = os.environ
+        base = cls(db_url=env.get("ASKGATE_DB"), secret_key=env.get("ASKGATE_SECRET_KEY"))
+        return cls(**{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}})  # type: ignore[arg-type]
