@@ -8,7 +8,8 @@ and never stores. ``not_required`` skips the step. The lookup is a callable pass
 
 from __future__ import annotations
 
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from .model import Consent
 

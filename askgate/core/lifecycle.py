@@ -10,6 +10,10 @@ yet), ``delivered`` (offered to at least one respondent, possibly still awaiting
 terminal ``answered``, ``declined``, ``cancelled``, ``timed_out``, ``expired``, ``withdrawn``. AQP's
 ``held`` and ``awaiting_consent`` are the ``hold`` sub-status of ``pending`` / ``delivered``.
 
+Neighbours: ``record.py`` (``AskRecord``, ``State`` and their JSON form), ``routing.py`` (``Routing``,
+vote combination), ``consent.py`` (AQP consent statuses), ``audit_data.py`` (what an audit event may
+hold), ``audit.py`` (the hash chain). The record types are re-exported here, as the contract names them.
+
 Additions to the contract in broker-interface.md (all additive):
 
 * ``AskRecord`` also carries ``offered_at`` (escalation clock), ``escalation_level``, ``consents``
@@ -20,6 +24,9 @@ Additions to the contract in broker-interface.md (all additive):
   due, the lifecycle first settles what was due; if the event is then refused, ``error.transition``
   holds that settlement, which the caller must still save. It also carries ``audit``: the refusal as
   an audit event (an answer from a non-offered respondent is audited even though nothing changes).
+* An approver's grant may accept or narrow the proposed ``intent_extension``, never widen it
+  (protocols.md §4.5); a wider one is ``invalid``. ``quorum`` may not exceed the reachable respondents.
+* ``past_expiry(record, now)``: from the deadline on, an AQP outcome is never released.
 * ``record.answer`` is set only in state ``answered`` and for an ACS ask settled by its timeout
   disposition (``state == timed_out``, ``answer.value.decided_by == "timeout"``). Use
   :func:`final_answer` for the dialect-neutral outcome of any terminal record.
@@ -27,164 +34,58 @@ Additions to the contract in broker-interface.md (all additive):
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from enum import StrEnum
-from typing import Any, Callable, Literal, Union
-from urllib.parse import urlsplit
-
-from pydantic import BaseModel, SecretStr
+from typing import Any, Literal
 
 from . import consent as consent_rules
+from .audit_data import ask_summary, ijson
 from .consent import ConsentState
 from .model import Answer, ApprovalDecision, ApprovalSpec, Ask, Capability, IntentExtension, Respondent
+from .record import TERMINAL, AskRecord, ConsentStatus, Hold, State, Vote
 from .routing import EscalationStep, Routing, decide
 
 __all__ = [
-    "State", "TERMINAL", "Hold", "Vote", "ConsentStatus", "AskRecord",
-    "Offer", "Respond", "Withdraw", "Signal", "Tick", "ConsentReply", "Event",
-    "Notify", "Deliver", "RememberConsent", "ExtendIntent", "ScheduleWake", "Effect",
-    "AuditEvent", "Transition", "LifecycleError", "StoredConsent",
-    "open_ask", "apply", "next_wake", "final_answer", "is_terminal", "past_expiry",
-    "Routing", "EscalationStep",
+    "TERMINAL",
+    "AskRecord",
+    "AuditEvent",
+    "ConsentReply",
+    "ConsentStatus",
+    "Deliver",
+    "Effect",
+    "EscalationStep",
+    "Event",
+    "ExtendIntent",
+    "Hold",
+    "LifecycleError",
+    "Notify",
+    "Offer",
+    "RememberConsent",
+    "Respond",
+    "Routing",
+    "ScheduleWake",
+    "Signal",
+    "State",
+    "StoredConsent",
+    "Tick",
+    "Transition",
+    "Vote",
+    "Withdraw",
+    "apply",
+    "final_answer",
+    "is_terminal",
+    "next_wake",
+    "open_ask",
+    "past_expiry",
 ]
 
 
-class State(StrEnum):
-    PENDING = "pending"
-    DELIVERED = "delivered"
-    ANSWERED = "answered"
-    DECLINED = "declined"
-    CANCELLED = "cancelled"
-    TIMED_OUT = "timed_out"
-    EXPIRED = "expired"
-    WITHDRAWN = "withdrawn"
-
-
-TERMINAL: frozenset[State] = frozenset(
-    {State.ANSWERED, State.DECLINED, State.CANCELLED, State.TIMED_OUT, State.EXPIRED, State.WITHDRAWN}
-)
-
-Hold = Literal["held", "awaiting_consent"]
 StoredConsent = Callable[[str, str], "bool | None"]
 
 
 def _no_stored_consent(respondent_id: str, scope: str) -> bool | None:
     return None
-
-
-@dataclass(frozen=True)
-class Vote:
-    """One respondent's answer (or consent refusal, which counts as a decline) as recorded."""
-
-    respondent_id: str
-    answer: Answer
-    at: datetime
-    kind: Literal["answer", "consent_refusal"] = "answer"
-
-
-@dataclass(frozen=True)
-class ConsentStatus:
-    """Where one offered respondent stands on AQP consent."""
-
-    respondent_id: str
-    status: ConsentState
-
-
-@dataclass(frozen=True)
-class AskRecord:
-    """Everything the lifecycle needs to know about one ask. JSON round-trips via to_json/from_json.
-
-    ``to_json`` never contains ``ask.delivery.authorization`` (the store keeps that credential apart and
-    re-attaches it with :meth:`with_authorization`), and any copy of it inside ``ask.original`` is
-    replaced by ``"<redacted>"``.
-    """
-
-    id: str
-    ask: Ask
-    routing: Routing
-    state: State
-    version: int
-    created_at: datetime
-    deadline_at: datetime | None = None
-    hold: Hold | None = None
-    offered_to: tuple[str, ...] = ()
-    votes: tuple[Vote, ...] = ()
-    answer: Answer | None = None
-    signals: tuple[str, ...] = ()
-    offered_at: datetime | None = None
-    escalation_level: int = 0
-    consents: tuple[ConsentStatus, ...] = ()
-    settled_at: datetime | None = None
-    settled_by: str | None = None  # "respondent" | "asker" | "deadline" | "escalation" | "consent"
-
-    @property
-    def terminal(self) -> bool:
-        return self.state in TERMINAL
-
-    def consent_of(self, respondent_id: str) -> ConsentState | None:
-        for c in self.consents:
-            if c.respondent_id == respondent_id:
-                return c.status
-        return None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "ask": _ask_to_json(self.ask),
-            "routing": self.routing.to_json(),
-            "state": self.state.value,
-            "version": self.version,
-            "created_at": _iso(self.created_at),
-            "deadline_at": _iso(self.deadline_at),
-            "hold": self.hold,
-            "offered_to": list(self.offered_to),
-            "votes": [
-                {"respondent_id": v.respondent_id, "answer": _answer_to_json(v.answer), "at": _iso(v.at),
-                 "kind": v.kind}
-                for v in self.votes
-            ],
-            "answer": _answer_to_json(self.answer) if self.answer is not None else None,
-            "signals": list(self.signals),
-            "offered_at": _iso(self.offered_at),
-            "escalation_level": self.escalation_level,
-            "consents": [{"respondent_id": c.respondent_id, "status": c.status} for c in self.consents],
-            "settled_at": _iso(self.settled_at),
-            "settled_by": self.settled_by,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> AskRecord:
-        return cls(
-            id=d["id"],
-            ask=Ask.model_validate(d["ask"]),
-            routing=Routing.from_json(d["routing"]),
-            state=State(d["state"]),
-            version=int(d["version"]),
-            created_at=_parse_dt(d["created_at"]),  # type: ignore[arg-type]
-            deadline_at=_parse_dt(d.get("deadline_at")),
-            hold=d.get("hold"),
-            offered_to=tuple(d.get("offered_to", ())),
-            votes=tuple(
-                Vote(v["respondent_id"], _answer_from_json(v["answer"]), _parse_dt(v["at"]),  # type: ignore[arg-type]
-                     v.get("kind", "answer"))
-                for v in d.get("votes", ())
-            ),
-            answer=_answer_from_json(d["answer"]) if d.get("answer") is not None else None,
-            signals=tuple(d.get("signals", ())),
-            offered_at=_parse_dt(d.get("offered_at")),
-            escalation_level=int(d.get("escalation_level", 0)),
-            consents=tuple(ConsentStatus(c["respondent_id"], c["status"]) for c in d.get("consents", ())),
-            settled_at=_parse_dt(d.get("settled_at")),
-            settled_by=d.get("settled_by"),
-        )
-
-    def with_authorization(self, authorization: str | None) -> AskRecord:
-        """Re-attach the delivery credential the store kept apart (not a state change: same version)."""
-        secret = SecretStr(authorization) if authorization is not None else None
-        delivery = self.ask.delivery.model_copy(update={"authorization": secret})
-        return replace(self, ask=self.ask.model_copy(update={"delivery": delivery}))
 
 
 # ------------------------------------------------------------------------------------------------ events
@@ -232,7 +133,7 @@ class ConsentReply:
     granted: bool
 
 
-Event = Union[Offer, Respond, Withdraw, Signal, Tick, ConsentReply]
+Event = Offer | Respond | Withdraw | Signal | Tick | ConsentReply
 
 
 # ----------------------------------------------------------------------------------------------- effects
@@ -279,7 +180,7 @@ class ScheduleWake:
     at: datetime
 
 
-Effect = Union[Notify, Deliver, RememberConsent, ExtendIntent, ScheduleWake]
+Effect = Notify | Deliver | RememberConsent | ExtendIntent | ScheduleWake
 
 
 @dataclass(frozen=True)
@@ -381,7 +282,7 @@ def open_ask(
         deadline_at=deadline, hold="held" if held else None,
     )
     d = _Draft(record, now, stored_consent)
-    d.log("ask", _ask_summary(ask, routing, deadline))
+    d.log("ask", ask_summary(ask, routing, deadline))
     if deadline is not None and now >= deadline:
         _settle_by_deadline(d, by="deadline")
     elif not held:
@@ -480,7 +381,7 @@ class _Draft:
         self.record = replace(self.record, **changes)
 
     def log(self, step_type: str, data: dict[str, Any], **ids: str) -> None:
-        self.audit.append((step_type, _ijson(data), ids))
+        self.audit.append((step_type, ijson(data), ids))
 
     def finish(self, old: AskRecord | None) -> Transition:
         if not self.audit:
@@ -819,134 +720,3 @@ def _event_actor(event: Event) -> dict[str, Any]:
     if isinstance(event, Withdraw):
         return {"by": event.by}
     return {}
-
-
-def _ask_summary(ask: Ask, routing: Routing, deadline: datetime | None) -> dict[str, Any]:
-    """What the audit chain records about an ask: enough to audit it, never a credential.
-
-    The delivery endpoint is reduced to its host (a URL may carry userinfo or a token in its query);
-    ``authorization`` is recorded only as present or not; ``original`` (which may hold it) is left out.
-    """
-    delivery = ask.delivery
-    return {
-        "dialect": ask.dialect.value,
-        "dialect_version": ask.dialect_version,
-        "external_id": ask.external_id,
-        "purpose": ask.purpose,
-        "prompt": ask.prompt,
-        "spec": ask.spec.kind,
-        "asker": ask.asker,
-        "session_id": ask.session_id,
-        "binding": {k: v for k, v in ask.binding.items() if isinstance(v, str)} or None,
-        "routing": {
-            "respondents": [x.id for x in routing.respondents],
-            "rule": routing.rule,
-            "quorum": routing.quorum,
-            "escalation": [{"after_seconds": s.after_seconds, "respondents": [x.id for x in s.respondents]}
-                           for s in routing.escalation] or None,
-        },
-        "deadline_at": deadline,
-        "on_timeout": ask.deadline.on_timeout,
-        "timing": ask.timing,
-        "consent": {"mode": ask.consent.mode, "scope": ask.consent.scope},
-        "delivery": {
-            "binding": delivery.binding,
-            "endpoint_host": _host(delivery.endpoint),
-            "operation": delivery.operation,
-            "authorization_present": delivery.authorization is not None,
-        },
-        "notes": list(ask.notes) or None,
-    }
-
-
-def _host(url: str | None) -> str | None:
-    if not url:
-        return None
-    try:
-        return urlsplit(url).hostname
-    except ValueError:
-        return None
-
-
-_MAX_SAFE = 2**53 - 1
-
-
-def _ijson(value: Any) -> Any:
-    """Audit data as I-JSON: models dumped without nulls, datetimes as RFC 3339, None members dropped,
-    integers beyond ±(2^53-1) and non-finite floats as strings (JCS cannot hash them otherwise)."""
-    if isinstance(value, BaseModel):
-        if isinstance(value, Answer):
-            return _ijson(_answer_to_json(value))
-        return _ijson(value.model_dump(mode="json", exclude_none=True))
-    if isinstance(value, SecretStr):
-        raise ValueError("a credential must never enter the audit chain")
-    if isinstance(value, datetime):
-        return _iso(value)
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value if -_MAX_SAFE <= value <= _MAX_SAFE else str(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, dict):
-        return {str(k): _ijson(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (list, tuple)):
-        return [_ijson(v) for v in value]
-    return str(value)
-
-
-# -------------------------------------------------------------------------------------- serialisation
-
-
-def _iso(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.isoformat().replace("+00:00", "Z")
-
-
-def _parse_dt(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-REDACTED = "<redacted>"
-
-
-def _ask_to_json(ask: Ask) -> dict[str, Any]:
-    data = ask.model_dump(mode="json", exclude={"delivery": {"authorization"}})
-    if ask.delivery.authorization is not None:
-        data["original"] = _redact(data.get("original"), ask.delivery.authorization.get_secret_value())
-    return data
-
-
-def _redact(value: Any, secret: str) -> Any:
-    if isinstance(value, str):
-        return REDACTED if secret and secret in value else value
-    if isinstance(value, dict):
-        return {k: _redact(v, secret) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact(v, secret) for v in value]
-    return value
-
-
-def _answer_to_json(answer: Answer) -> dict[str, Any]:
-    """An answer as JSON, tagging the value's kind (a form may have a field called ``decision``)."""
-    data = answer.model_dump(mode="json", exclude_none=True)
-    if isinstance(answer.value, ApprovalDecision):
-        data["value_kind"] = "approval"
-    return data
-
-
-def _answer_from_json(data: dict[str, Any]) -> Answer:
-    data = dict(data)
-    kind = data.pop("value_kind", None)
-    raw = data.pop("value", None)
-    value: Any
-    if kind == "approval":
-        value = ApprovalDecision.model_validate(raw)
-    elif isinstance(raw, dict):
-        value = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
-    else:
-        value = raw
-    return Answer.model_validate(data).model_copy(update={"value": value})
