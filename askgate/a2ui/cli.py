@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Collection
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,7 +31,7 @@ import typer
 from askgate.errors import AskgateError, Fault, pointer_join
 from askgate.jsonload import loads_strict
 
-__all__ = ["a2ui_app", "contract_faults", "detect_version"]
+__all__ = ["a2ui_app", "contract_faults", "detect_version", "standard_v08_id"]
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNUSABLE = 0, 1, 2
 
@@ -72,23 +73,33 @@ def detect_version(payload: Any) -> str:
     return "0.9" if any(isinstance(m, dict) and "version" in m for m in messages) else "0.8"
 
 
-def contract_faults(payload: Any, catalog_id: str | None, version: str) -> list[Fault]:
-    """What the schemas cannot say (trap 9): the catalog id in use, one type key per v0.8 component."""
+def standard_v08_id() -> str:
+    """The v0.8 standard catalog's derived id (its schema has no ``catalogId``; protocols.md §5.1)."""
+    from a2ui.core.basic_catalog import BasicCatalog
+    from a2ui.core.schema import ProtocolVersion
+
+    return str(BasicCatalog(ProtocolVersion("v0.8")).catalog_id)
+
+
+def contract_faults(payload: Any, catalog_ids: Collection[str], version: str) -> list[Fault]:
+    """What the schemas cannot say (trap 9): the catalog id in use, one type key per v0.8 component.
+
+    ``catalog_ids`` are the ids that name the catalog in use; when it has none, the id is not checked.
+    """
     faults: list[Fault] = []
     messages = payload if isinstance(payload, list) else [payload]
-    prefix = "" if isinstance(payload, list) else None
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
             continue
-        base = pointer_join("", i) if prefix is not None else ""
-        start = m.get("createSurface") if version == "0.9" else m.get("beginRendering")
-        if isinstance(start, dict) and "catalogId" in start and start["catalogId"] != catalog_id:
-            want = catalog_id if catalog_id is not None else "(none: the standard catalog)"
-            key = "createSurface" if version == "0.9" else "beginRendering"
+        base = pointer_join("", i) if isinstance(payload, list) else ""
+        key = "createSurface" if version == "0.9" else "beginRendering"
+        start = m.get(key)
+        named = start.get("catalogId") if isinstance(start, dict) and catalog_ids else None
+        if named is not None and named not in catalog_ids:
             faults.append(
                 Fault(
                     pointer_join(base, key, "catalogId"),
-                    f"catalogId {start['catalogId']!r} is not the catalog in use: {want}",
+                    f"catalogId {named!r} is not the catalog in use: {', '.join(catalog_ids)}",
                     "a2ui.catalog-id",
                 )
             )
@@ -170,7 +181,10 @@ def validate(
                 _validator(cat, validators).validate(payload)
             except AskgateError as exc:
                 faults.extend(exc.faults or [Fault("", str(exc), exc.code)])
-            faults.extend(contract_faults(payload, cat.catalog_id, v))
+            ids = [cat.catalog_id] if cat.catalog_id else []
+            if not ids and v == "0.8" and catalog is None:
+                ids = [standard_v08_id()]
+            faults.extend(contract_faults(payload, ids, v))
         except Unusable as exc:
             counts["unusable"] += 1
             typer.echo(f"unusable {name}: {exc}")

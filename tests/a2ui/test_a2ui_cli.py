@@ -73,6 +73,15 @@ def test_invalid_surfaces_exit_1_with_every_fault(tmp_path: Path) -> None:
     assert "/2/surfaceUpdate/components/" in r.output
     r = _run("validate", f9)
     assert r.exit_code == 1 and "[a2ui.catalog-id]" in r.output and "/0/createSurface/catalogId" in r.output
+    # v0.8: no catalogId, or the standard catalog's derived id, both name the standard catalog
+    named = copy.deepcopy(v8)
+    named[0]["beginRendering"]["catalogId"] = (
+        "https://a2ui.org/specification/v0_8/standard_catalog_definition.json"
+    )
+    assert _run("validate", _write(tmp_path, "named8.json", named)).exit_code == 0
+    named[0]["beginRendering"]["catalogId"] = "https://example.com/mine.json"
+    r = _run("validate", _write(tmp_path, "other8.json", named))
+    assert r.exit_code == 1 and "/0/beginRendering/catalogId" in r.output
     # a v0.9 payload judged as v0.8 is invalid, not unusable
     assert _run("validate", "--version", "0.8", _write(tmp_path, "v9.json", v9)).exit_code == 1
 
