@@ -1,0 +1,3 @@
+"""Fixtures for tests/store."""
+
+from tests.support.databases import backend, db_url  # noqa: F401
