@@ -585,7 +585,7 @@ def _respond(d: _Draft, event: Respond) -> None:
     _check_answer(r.ask, event.answer)
     answer = event.answer.model_copy(update={
         "respondent": event.respondent,
-        "answered_at": event.answer.answered_at or d.now,
+        "answered_at": d.now,  # when askgate recorded it, whatever the respondent claims
         "consent_basis": consent_rules.basis(status) if event.answer.outcome == "accept" else None,
     })
     vote = Vote(rid, answer, d.now, "answer")

@@ -103,7 +103,7 @@ def test_offer_of_an_escalation_respondent_now() -> None:
 
 def test_accept_answers_and_stamps_the_answer() -> None:
     t = opened(form_ask(), ALICE)
-    t2 = apply(t.record, Respond(ALICE, form()), now=at(5))
+    t2 = apply(t.record, Respond(ALICE, form().model_copy(update={"answered_at": at(-999)})), now=at(5))
     r = t2.record
     assert r.state is State.ANSWERED and r.version == 2
     assert r.answer is not None and r.answer.value == {"name": "Ada"}
