@@ -42,7 +42,9 @@ def has_empty_dict(obj: Any) -> bool:
             return True
         return any(has_empty_dict(v) for v in obj.values())
     if isinstance(obj, list):
-        return any(has_empty_dict(v) for v in obj)
+        for v in obj:
+            if (v.__class__ is dict or v.__class__ is list) and has_empty_dict(v):
+                return True
     return False
 
 
@@ -126,15 +128,30 @@ def _is_seen(child: Any, seen: Container[Any]) -> bool:
 
 
 class Processed:
-    """A component as shown: the rewritten copy and what it depended on."""
+    """A component as shown: the rewritten copy and what it depended on.
 
-    __slots__ = ("comp", "placeholders", "missing", "buffer_dependent")
+    ``where`` maps each missing child to the places its placeholder id was put (a path of keys and
+    indices from the component to the container, then the key or index), so that when the child
+    arrives the shown form can be patched (copy on write) instead of rebuilt.
+    """
 
-    def __init__(self, comp: dict[str, Any], placeholders: list[str], missing: set[Any], buffer_dependent: bool):
+    __slots__ = ("comp", "placeholders", "missing", "buffer_dependent", "where", "shared")
+
+    def __init__(
+        self,
+        comp: dict[str, Any],
+        placeholders: list[str],
+        missing: set[Any],
+        buffer_dependent: bool,
+        where: dict[Any, list[tuple[tuple[Any, ...], Any]]],
+        shared: set[str],
+    ) -> None:
         self.comp = comp
         self.placeholders = placeholders
         self.missing = missing
         self.buffer_dependent = buffer_dependent
+        self.where = where
+        self.shared = shared  # placeholder ids that stand for more than one missing child
 
 
 def process_component(
@@ -150,52 +167,125 @@ def process_component(
     """
     out = _copy(comp)
     comp_id = out.get("id", "unknown")
-    placeholders: list[str] = []
+    placeholders: dict[str, None] = {}
     missing: set[Any] = set()
-    state = [False]
+    where: dict[Any, list[tuple[tuple[Any, ...], Any]]] = {}
+    owner: dict[str, Any] = {}
+    shared: set[str] = set()
+    state = [False]  # depends on the buffer
 
-    def placeholder_for(child: Any) -> str:
+    def placeholder_for(child: Any, path: tuple[Any, ...], key: Any) -> str:
         pid = f"loading_{child}"
-        if pid not in placeholders:
-            placeholders.append(pid)
+        placeholders[pid] = None
         try:
             missing.add(child)
+            where.setdefault(child, []).append((path, key))
         except TypeError:
-            pass
+            shared.add(pid)
+            return pid
+        if owner.setdefault(pid, child) is not child and owner[pid] != child:
+            shared.add(pid)
         return pid
 
-    def visit(obj: Any) -> None:
+    def shown_list(value: list[Any], path: tuple[Any, ...]) -> list[Any]:
+        try:
+            if all(c in seen for c in value):
+                return list(value)
+        except TypeError:
+            pass
+        out: list[Any] = []
+        append = out.append
+        for i, c in enumerate(value):
+            try:
+                if c in seen:
+                    append(c)
+                    continue
+            except TypeError:
+                pass
+            if c.__class__ is str:
+                pid = "loading_" + c
+                placeholders[pid] = None
+                missing.add(c)
+                slots = where.get(c)
+                if slots is None:
+                    where[c] = [(path, i)]
+                else:
+                    slots.append((path, i))
+                if owner.setdefault(pid, c) != c:
+                    shared.add(pid)
+                append(pid)
+            else:
+                append(placeholder_for(c, path, i))
+        return out
+
+    def visit(obj: Any, path: tuple[Any, ...]) -> None:
         if isinstance(obj, dict):
             if not v09 and "path" in obj:
-                path = obj["path"]
-                if isinstance(path, str) and path.startswith("/"):
+                p = obj["path"]
+                if isinstance(p, str) and p.startswith("/"):
                     if "componentId" not in obj:
                         obj.clear()
-                    obj["path"] = "/" + path.lstrip("/")
-                elif path is not None:
-                    obj["path"] = "/" + str(path)
+                    obj["path"] = "/" + p.lstrip("/")
+                elif p is not None:
+                    obj["path"] = "/" + str(p)
             for field in CHILD_FIELDS:
                 if field not in obj:
                     continue
                 value = obj[field]
                 if isinstance(value, list):
-                    kept = [c if _is_seen(c, seen) else placeholder_for(c) for c in value]
+                    kept = shown_list(value, path + (field,))
                     if not kept and field in _LIST_FIELDS:
                         state[0] = True
                         if children_open(field):
                             pid = f"loading_children_{comp_id}"
                             kept.append(pid)
-                            if pid not in placeholders:
-                                placeholders.append(pid)
+                            placeholders[pid] = None
                     obj[field] = kept
                 elif isinstance(value, str) and not _is_seen(value, seen):
-                    obj[field] = placeholder_for(value)
-            for value in list(obj.values()):
-                visit(value)
-        elif isinstance(obj, list):
-            for item in obj:
-                visit(item)
+                    obj[field] = placeholder_for(value, path, field)
+            for key, value in list(obj.items()):
+                if isinstance(value, (dict, list)):
+                    visit(value, path + (key,))
+        else:
+            for i, item in enumerate(obj):
+                if isinstance(item, (dict, list)):
+                    visit(item, path + (i,))
 
     body = out.get("component")
-    visit(body if isinstance(body, dict) else out)
-    return Processed(out, placeholders, missing, state[0])
+    if isinstance(body, dict):
+        visit(body, ("component",))
+    else:
+        visit(out, ())
+    if state[0]:
+        shared.update(p for p in placeholders if p.startswith("loading_children_"))
+    return Processed(out, list(placeholders), missing, state[0], where, shared)
+
+
+def patch_component(shown: Processed, child: Any) -> Processed | None:
+    """``shown`` after ``child`` has arrived (its placeholders swapped back), or None to rebuild it.
+
+    Copy on write: only the containers on the way to a patched slot are copied, so earlier results that
+    share the rest stay unchanged.
+    """
+    places = shown.where.get(child)
+    if not places or shown.buffer_dependent:
+        return None
+    pid = f"loading_{child}"
+    if pid in shown.shared:
+        return None
+    comp: Any = dict(shown.comp)
+    for path, key in places:
+        node = comp
+        for step in path:
+            inner = node[step]
+            inner = dict(inner) if isinstance(inner, dict) else list(inner)
+            node[step] = inner
+            node = inner
+        if node[key] != pid:
+            return None
+        node[key] = child
+    placeholders = list(shown.placeholders)
+    placeholders.remove(pid)
+    where = dict(shown.where)
+    del where[child]
+    return Processed(comp, placeholders, shown.missing - {child}, False, where, shown.shared)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CUTTABLE_KEYS", "heal_fragment"]
+__all__ = ["CUTTABLE_KEYS", "HealScan", "heal_fragment"]
 
 #: Keys whose string values may be shown cut (``"Em"`` before ``"Email"``). Structural and atomic keys
 #: (``id``, ``surfaceId``, ``path`` ...) are never cut: a half id or half path would bind the wrong thing.
@@ -28,32 +28,69 @@ _URL_PREFIXES = ("http://", "https://", "data:", "/")
 _URL_WORDS = ("url", "link", "src", "href", "image")
 
 
-def heal_fragment(fragment: str) -> str:
+class HealScan:
+    """Scanner state over a growing fragment, so healing it again only scans the new characters.
+
+    Valid as long as the fragment only grows at its end (the caller drops it otherwise).
+    """
+
+    __slots__ = ("scanned", "openers", "in_string", "last_open", "skip")
+
+    def __init__(self) -> None:
+        self.scanned = 0
+        self.openers: list[str] = []
+        self.in_string = False
+        self.last_open = -1
+        self.skip = False  # the previous scan ended on a backslash: the next character is escaped
+
+    def advance(self, text: str) -> None:
+        start = self.scanned
+        if start >= len(text):
+            return
+        if self.skip:
+            self.skip = False
+            start += 1
+        openers = self.openers
+        in_string = self.in_string
+        last_escape_end = -1
+        for match in _TOKENS.finditer(text, start):
+            tok = match.group()
+            if len(tok) == 2:  # an escaped character: skipped wherever it is
+                last_escape_end = match.end()
+                continue
+            if tok == '"':
+                in_string = not in_string
+                if in_string:
+                    self.last_open = match.start()
+            elif not in_string:
+                if tok in "{[":
+                    openers.append(tok)
+                elif openers:
+                    openers.pop()
+        self.in_string = in_string
+        # A backslash left unpaired at the end escapes the first character of the next scan.
+        end = len(text)
+        self.skip = text.endswith("\\") and end - 1 >= start and last_escape_end != end
+        self.scanned = len(text)
+
+
+def heal_fragment(fragment: str, scan: HealScan | None = None) -> str:
     """Close a cut JSON fragment; ``""`` when it must not be shown yet.
 
     Trailing whitespace is dropped first (so a cut string loses its trailing blanks), then an open
     string is closed when its key is cuttable (a URL-like ``valueString`` never is), one trailing comma
-    is removed, and every open bracket is closed in order.
+    is removed, and every open bracket is closed in order. ``scan`` carries the scanner state of an
+    earlier, shorter version of the same fragment.
     """
     fixed = fragment.rstrip()
     if not fixed:
         return ""
-    openers: list[str] = []
-    in_string = False
-    last_open = -1
-    for match in _TOKENS.finditer(fixed):
-        tok = match.group()
-        if len(tok) == 2:  # an escaped character: skipped wherever it is
-            continue
-        if tok == '"':
-            in_string = not in_string
-            if in_string:
-                last_open = match.start()
-        elif not in_string:
-            if tok in "{[":
-                openers.append(tok)
-            elif openers:
-                openers.pop()
+    if scan is None:
+        scan = HealScan()
+    scan.advance(fragment)
+    openers = scan.openers
+    in_string = scan.in_string
+    last_open = scan.last_open
 
     if in_string:
         prefix = fixed[:last_open].rstrip()

@@ -42,7 +42,8 @@ class Topology:
         self._depth: dict[Any, int] = {}
         self._inref: Counter[Any] = Counter()
         self._pdepth: dict[Any, int] = {}
-        self.version = 0  # bumps whenever ``reach`` changes
+        self.version = 0  # bumps whenever ``reach`` is rebuilt
+        self.added: list[Any] = []  # ids added to ``sorted_reach`` since the last rebuild
 
     # ---- updates --------------------------------------------------------------------------------
 
@@ -71,8 +72,27 @@ class Topology:
                 self._explore(cid, self._pdepth[cid])
 
     def _changed_refs(self, cid: Any, old: list[Any], new: list[Any]) -> None:
-        before, after = Counter(old), Counter(new)
-        for ref, count in (before - after).items():
+        keep = len(old)
+        if new[:keep] == old:  # references appended (the common streaming case)
+            gone: dict[Any, int] = {}
+            came = Counter(new[keep:])
+        elif keep and len(new) >= keep and new[: keep - 1] == old[:-1]:  # last one changed (a cut id), maybe more
+            gone = {old[-1]: 1}
+            came = Counter(new[keep - 1 :])
+            common = set(gone) & set(came)
+            for ref in common:
+                both = min(gone[ref], came[ref])
+                gone[ref] -= both
+                came[ref] -= both
+            gone = {r: c for r, c in gone.items() if c > 0}
+            came = Counter({r: c for r, c in came.items() if c > 0})
+        else:
+            before, after = Counter(old), Counter(new)
+            gone, came = dict(before - after), after - before
+        self._apply_diff(cid, gone, came)
+
+    def _apply_diff(self, cid: Any, gone: dict[Any, int], came: Counter[Any]) -> None:
+        for ref, count in gone.items():
             if ref in self.reach:
                 self._tree = False
                 return
@@ -81,7 +101,7 @@ class Topology:
                 del self._inref[ref]
                 self._pdepth.pop(ref, None)
         depth = self._depth[cid] + 1
-        for ref, count in (after - before).items():
+        for ref, count in came.items():
             if depth > MAX_DEPTH or ref in self.reach or ref == self._root:
                 self._tree = False
                 return
@@ -118,12 +138,9 @@ class Topology:
                         self._tree = False
                         return
                     pending.append((ref, d + 1))
-        if added:
-            self.version += 1
-            if len(added) == 1:
-                _insort(self.sorted_reach, added[0])
-            else:
-                self.sorted_reach = sorted(self.reach)
+        for node in added:
+            _insort(self.sorted_reach, node)
+            self.added.append(node)
 
     # ---- queries --------------------------------------------------------------------------------
 
@@ -194,6 +211,7 @@ class Topology:
         if changed or len(self.sorted_reach) != len(reach):
             self.sorted_reach = sorted(reach)
             self.version += 1
+            self.added = []
 
 
 def _insort(items: list[Any], value: Any) -> None:

@@ -22,21 +22,22 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.errors import A2uiError, IntegrityError, ParseError
-from askgate.a2ui.integrity import component_ref_fields
+from askgate.a2ui.integrity import check_limits_and_paths, component_ref_fields
+from askgate.a2ui.parts import ResponsePart
 from askgate.a2ui.stream_components import (
     Processed,
     acceptable_partial,
+    patch_component,
     placeholder_body,
     process_component,
     required_fields,
 )
-from askgate.a2ui.stream_heal import heal_fragment
+from askgate.a2ui.stream_heal import HealScan, heal_fragment
 from askgate.a2ui.stream_topology import Topology
 
 __all__ = ["OPEN_TAG", "CLOSE_TAG", "ResponsePart", "StreamParser"]
@@ -58,14 +59,6 @@ _DELIMS = frozenset('":,}]')
 
 # Flags of an open object: which keys appear directly in it (a superset of its parsed keys).
 _F_ID, _F_COMPONENT, _F_DM = 1, 2, 4
-
-
-@dataclass
-class ResponsePart:
-    """One piece of a streamed response: conversational ``text`` and/or a list of A2UI messages."""
-
-    text: str = ""
-    a2ui_json: list[Any] | None = None
 
 
 class _Buffer:
@@ -171,7 +164,7 @@ class StreamParser:
         self._text = ""
         # JSON level (reset per block).
         self._buf = _Buffer()
-        self._stack: list[list[Any]] = []  # [opener, start index, key flags]
+        self._stack: list[list[Any]] = []  # [opener, start index, key flags, HealScan | None]
         self._in_top = False
         self._in_str = False
         self._esc = False
@@ -205,6 +198,11 @@ class StreamParser:
         self._proc: dict[Any, tuple[Processed, str]] = {}
         self._stale: set[Any] = set()
         self._waiting: dict[Any, set[Any]] = {}
+        self._patches: dict[Any, list[Any]] = {}
+        self._out_ids: list[Any] = []
+        self._out: list[Any] = []
+        self._out_version = -1
+        self._out_dirty: set[Any] = set()
         self._with_ph: set[Any] = set()
         self._bufdep: set[Any] = set()
         self._touched: set[Any] = set()
@@ -212,6 +210,16 @@ class StreamParser:
         self._bad: dict[Any, set[Any]] = {}
         self._bad_known: set[Any] = set()
         self._verdicts: dict[tuple[Any, str], bool] = {}
+        self._limits: dict[str, bool] = {}
+        self._ph_comp: dict[str, dict[str, Any]] = {}
+        self._ph_dump: dict[str, str] = {}
+        self._ph_shown: dict[Any, set[str]] = {}
+        self._ph_ok: dict[Any, set[str]] = {}
+        self._ph_bad: dict[Any, set[str]] = {}
+        schema_check = "_schema_v09" if self._v09 else "_schema_v08"
+        self._schema_check = getattr(self._validator, "check_schema", None) or getattr(
+            self._validator, schema_check, None
+        )
         self._children_cache: tuple[int, int, dict[str, bool]] = (-1, -1, {})
         self._buf_version = 0
 
@@ -302,7 +310,7 @@ class StreamParser:
                     break
                 if not stack:
                     self._in_top = True
-                stack.append(["[", buf.length, 0])
+                stack.append(["[", buf.length, 0, None])
                 buf.append("[")
                 self._buf_version += 1
                 i = j + 1
@@ -353,7 +361,7 @@ class StreamParser:
                 if not stack:
                     self._msg_types = []
                     self._sniff_due = True
-                stack.append(["{", buf.length, 0])
+                stack.append(["{", buf.length, 0, None])
                 buf.append("{")
                 self._buf_version += 1
             elif c == "}":
@@ -361,7 +369,7 @@ class StreamParser:
                     self._close_object(parts)
                     buf, stack = self._buf, self._stack
             elif c == "[":
-                stack.append(["[", buf.length, 0])
+                stack.append(["[", buf.length, 0, None])
                 buf.append("[")
                 self._buf_version += 1
             elif c == "]":
@@ -556,7 +564,7 @@ class StreamParser:
 
     def _close_object(self, parts: list[ResponsePart]) -> None:
         stack, buf = self._stack, self._buf
-        opener, start, _ = stack.pop()
+        opener, start, _, _ = stack.pop()
         buf.append("}")
         self._buf_version += 1
         self._sniff_due = True
@@ -595,6 +603,7 @@ class StreamParser:
                 shift = len(text)
                 for frame in stack:
                     frame[1] -= shift
+                    frame[3] = None
                 self._reindex()
 
     def _is_protocol(self, obj: dict[str, Any]) -> bool:
@@ -690,7 +699,7 @@ class StreamParser:
         self._topo.update(cid, comp, self._seen)
         if not known:
             for waiting in self._waiting.pop(cid, ()):
-                self._stale.add(waiting)
+                self._patches.setdefault(waiting, []).append(cid)
 
     def _handle_complete(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
         return self._complete_v09(obj, parts) if self._v09 else self._complete_v08(obj, parts)
@@ -808,6 +817,7 @@ class StreamParser:
         self._contents.pop(sid, None)
         self._bad.pop(sid, None)
         self._bad_known.discard(sid)
+        self._ph_shown.pop(sid, None)
         if self._cmp_sid == sid:
             self._cmp_sid = None
         self._surfaces.discard(sid)
@@ -816,23 +826,25 @@ class StreamParser:
 
     # ---- partial (still streaming) objects ----------------------------------------------------------
 
-    def _open_objects(self, flags: int) -> list[Any]:
-        """Open objects (innermost first) that directly hold all keys in ``flags``, parsed after healing."""
+    def _open_objects(self, flags: int) -> list[tuple[str, HealScan]]:
+        """Open objects (innermost first) that directly hold all keys in ``flags``, with their text."""
         found = []
-        for opener, start, have in reversed(self._stack):
-            if opener != "{" or have & flags != flags:
+        for frame in reversed(self._stack):
+            if frame[0] != "{" or frame[2] & flags != flags:
                 continue
-            raw = self._buf.from_(start)
+            raw = self._buf.from_(frame[1])
             if raw:
-                found.append(raw)
+                if frame[3] is None:
+                    frame[3] = HealScan()
+                found.append((raw, frame[3]))
         return found
 
     def _sniff_partial_component(self) -> None:
         if not self._quote_terms['"components"']:
             return
-        for raw in self._open_objects(_F_ID | _F_COMPONENT):
+        for raw, scan in self._open_objects(_F_ID | _F_COMPONENT):
             try:
-                obj = json.loads(heal_fragment(raw))
+                obj = json.loads(heal_fragment(raw, scan))
             except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict) and obj.get("id") and obj.get("component"):
@@ -843,10 +855,10 @@ class StreamParser:
                     except (ValueError, TypeError):
                         continue
 
-    def _parse_healed(self, raw: str) -> Any:
+    def _parse_healed(self, raw: str, scan: HealScan) -> Any:
         """Heal and parse; on failure retry after cutting at the last comma, as the reference does."""
         try:
-            return json.loads(heal_fragment(raw))
+            return json.loads(heal_fragment(raw, scan))
         except json.JSONDecodeError:
             pass
         trimmed = raw
@@ -863,8 +875,8 @@ class StreamParser:
     def _sniff_partial_data_model(self, parts: list[ResponsePart]) -> None:
         if not self._quote_terms[f'"{self._dm_type}"']:
             return
-        for raw in self._open_objects(_F_DM):
-            obj = self._parse_healed(raw)
+        for raw, scan in self._open_objects(_F_DM):
+            obj = self._parse_healed(raw, scan)
             if not obj or not isinstance(obj, dict) or self._dm_type not in obj:
                 continue
             if self._v09:
@@ -947,8 +959,9 @@ class StreamParser:
                 self._yield_messages([self._buffered_start], parts, strict=True)
                 self._started.add(sid)
                 self._surfaces.add(sid)
-            components = [self._proc[cid][0].comp for cid in self._topo.sorted_reach]
-            components.extend({"id": pid, **placeholder_body(self._v09)} for pid in extras)
+            components = self._components()
+            if extras:
+                components.extend(map(self._ph_comp.__getitem__, extras))
             if self._v09:
                 message: dict[str, Any] = {"version": "v0.9", _UC: {"components": components, "surfaceId": sid}}
             else:
@@ -957,10 +970,13 @@ class StreamParser:
                 self._emit(parts, message)
             self._yielded_ids.setdefault(sid, set()).update(reach)
             contents = self._contents.setdefault(sid, {})
+            shown = self._ph_shown.setdefault(sid, set())
             for cid in changed_real:
                 contents[cid] = self._proc[cid][1]
+                shown.discard(cid)
             for pid in changed_ph:
-                contents[pid] = self._placeholder_dump(pid)
+                contents[pid] = self._ph_dump[pid]
+                shown.add(pid)
         except ValueError as exc:
             text = str(exc)
             if "Circular" in text or "Self-reference" in text or "recursion" in text.lower() or check_root:
@@ -970,17 +986,80 @@ class StreamParser:
         """Bring the shown form of every reachable component up to date; return the placeholder ids."""
         todo = (self._stale & reach) | (self._bufdep & reach)
         for cid in todo:
+            self._patches.pop(cid, None)
             self._reprocess(cid)
         self._stale -= todo
-        extras: list[str] = []
-        if self._with_ph:
-            have: set[str] = set()
-            for cid in sorted(self._with_ph & reach):
+        if self._patches:
+            for cid in [c for c in self._patches if c in reach]:
+                self._apply_patches(cid, self._patches.pop(cid))
+        if not self._with_ph:
+            return []
+        holders = self._with_ph & reach
+        if not holders:
+            return []
+        if len(holders) == 1:
+            extras = self._proc[next(iter(holders))][0].placeholders
+        else:
+            merged: dict[str, None] = {}
+            for cid in sorted(holders):
                 for pid in self._proc[cid][0].placeholders:
-                    if pid not in have:
-                        have.add(pid)
-                        extras.append(pid)
+                    merged[pid] = None
+            extras = list(merged)
+        for pid in set(extras).difference(self._ph_comp):
+            self._placeholder(pid)
         return extras
+
+    def _apply_patches(self, cid: Any, children: list[Any]) -> None:
+        """Children of ``cid`` arrived: swap their placeholders back (or rebuild when that is unsafe)."""
+        shown = self._proc.get(cid, (None, ""))[0]
+        for child in children:
+            if shown is None:
+                break
+            shown = patch_component(shown, child)
+        if shown is None:
+            self._reprocess(cid)
+            return
+        dump = json.dumps(shown.comp, sort_keys=True)
+        if dump != self._proc[cid][1]:
+            self._touched.add(cid)
+        self._proc[cid] = (shown, dump)
+        self._out_dirty.add(cid)
+        if not shown.placeholders:
+            self._with_ph.discard(cid)
+
+    def _components(self) -> list[Any]:
+        """The shown reachable components sorted by id (kept in step with the topology, not rebuilt)."""
+        topo = self._topo
+        ids, out = self._out_ids, self._out
+        if self._out_version != topo.version:
+            ids[:] = topo.sorted_reach
+            out[:] = [self._proc[cid][0].comp for cid in ids]
+            self._out_version = topo.version
+            self._out_dirty.clear()
+        else:
+            for cid in topo.added:
+                at = bisect_left(ids, cid)
+                if at < len(ids) and ids[at] == cid:
+                    continue
+                ids.insert(at, cid)
+                out.insert(at, self._proc[cid][0].comp)
+                self._out_dirty.discard(cid)
+            for cid in self._out_dirty:
+                at = bisect_left(ids, cid)
+                if at < len(ids) and ids[at] == cid:
+                    out[at] = self._proc[cid][0].comp
+            self._out_dirty.clear()
+        topo.added.clear()
+        return list(out)
+
+    def _placeholder(self, pid: str) -> dict[str, Any]:
+        """The placeholder component for ``pid`` (one shared, read-only object per id)."""
+        comp = self._ph_comp.get(pid)
+        if comp is None:
+            comp = {"id": pid, **placeholder_body(self._v09)}
+            self._ph_comp[pid] = comp
+            self._ph_dump[pid] = json.dumps(comp, sort_keys=True)
+        return comp
 
     def _reprocess(self, cid: Any) -> None:
         shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open)
@@ -989,6 +1068,7 @@ class StreamParser:
         if old is None or old[1] != dump:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
+        self._out_dirty.add(cid)
         for child in shown.missing:
             self._waiting.setdefault(child, set()).add(cid)
         if shown.placeholders:
@@ -1000,9 +1080,6 @@ class StreamParser:
         else:
             self._bufdep.discard(cid)
 
-    def _placeholder_dump(self, pid: str) -> str:
-        return json.dumps({"id": pid, **placeholder_body(self._v09)}, sort_keys=True)
-
     def _changed(self, sid: Any, reach: set[Any], extras: list[str]) -> tuple[list[Any], list[str]]:
         """Components, then placeholders, whose shown form differs from what ``sid`` last got."""
         contents = self._contents.get(sid, {})
@@ -1011,11 +1088,18 @@ class StreamParser:
             self._touched = set(self._proc)
         candidates = self._touched & reach
         self._touched -= candidates
-        for pid in extras:  # an id shown both as a component and as a placeholder is compared each time
-            if pid in reach:
-                candidates.add(pid)
+        changed_ph: list[str] = []
+        if extras:
+            shown = self._ph_shown.get(sid, set())
+            if not shown.issuperset(extras):
+                changed_ph = [pid for pid in extras if pid not in shown]
+            if not reach.isdisjoint(extras):  # an id shown both as a component and as a placeholder
+                for pid in extras:
+                    if pid in reach:
+                        candidates.add(pid)
+                        if pid not in changed_ph and contents.get(pid) != self._ph_dump[pid]:
+                            changed_ph.append(pid)
         changed_real = [cid for cid in candidates if self._proc[cid][1] != contents.get(cid)]
-        changed_ph = [pid for pid in extras if contents.get(pid) != self._placeholder_dump(pid)]
         return changed_real, changed_ph
 
     def _partial_ok(
@@ -1027,41 +1111,83 @@ class StreamParser:
         when no id repeats and each component is valid on its own, so verdicts are cached per component
         and only changed components are validated again.
         """
-        if not self._splittable or not self._topo.is_tree:
+        if not self._splittable or not self._topo.is_tree or self._schema_check is None:
             self._bad_known.discard(sid)
             return self._validator.is_valid_partial(message)
         bad = self._bad.setdefault(sid, set())
         todo: Any = changed if sid in self._bad_known else reach
         self._bad_known.add(sid)
         for cid in todo:
-            shown, dump = self._proc[cid]
-            if self._component_ok(sid, shown.comp, dump):
+            if cid not in reach:
+                continue
+            if self._component_ok(sid, cid):
                 bad.discard(cid)
             else:
                 bad.add(cid)
-        if any(pid in reach for pid in extras):
+        if extras and not reach.isdisjoint(extras):
             return False
         if not bad.isdisjoint(reach):
             return False
-        for pid in extras:
-            comp = {"id": pid, **placeholder_body(self._v09)}
-            if not self._component_ok(sid, comp, self._placeholder_dump(pid)):
-                return False
+        if extras:
+            ok = self._ph_ok.setdefault(sid, set())
+            if ok.issuperset(extras):
+                return True
+            nok = self._ph_bad.setdefault(sid, set())
+            for pid in extras:
+                if pid in ok:
+                    continue
+                if pid in nok:
+                    return False
+                if self._single_ok(sid, self._placeholder(pid), None):
+                    ok.add(pid)
+                else:
+                    nok.add(pid)
+                    return False
         return True
 
-    def _component_ok(self, sid: Any, comp: dict[str, Any], dump: str) -> bool:
+    def _single(self, sid: Any, comp: dict[str, Any]) -> dict[str, Any]:
+        if self._v09:
+            return {"version": "v0.9", _UC: {"components": [comp], "surfaceId": sid}}
+        return {_SU: {"surfaceId": sid, "components": [comp]}}
+
+    def _component_ok(self, sid: Any, cid: Any) -> bool:
+        shown, dump = self._proc[cid]
         key = (sid, dump)
         verdict = self._verdicts.get(key)
         if verdict is None:
-            if self._v09:
-                single: dict[str, Any] = {"version": "v0.9", _UC: {"components": [comp], "surfaceId": sid}}
-            else:
-                single = {_SU: {"surfaceId": sid, "components": [comp]}}
-            verdict = self._validator.is_valid_partial(single)
+            raw = None if shown.buffer_dependent or str(cid).startswith("loading_") else self._raw.get(cid)
+            verdict = self._single_ok(sid, shown.comp, raw)
             if len(self._verdicts) > 8192:
                 self._verdicts.clear()
             self._verdicts[key] = verdict
         return verdict
+
+    def _single_ok(self, sid: Any, comp: dict[str, Any], raw: str | None) -> bool:
+        """Is the one-component update valid (lenient)? Schema and integrity, as the validator decides.
+
+        A one-component update without a start message has no root, so its integrity rules reduce to a
+        self reference (only possible through a placeholder id, i.e. when ``raw`` is None) and the
+        depth/path limits, which do not change when child ids are swapped for placeholders: that verdict
+        is cached per raw component (``raw``).
+        """
+        single = self._single(sid, comp)
+        if raw is None:
+            return self._validator.is_valid_partial(single)
+        try:
+            self._schema_check([single])
+        except ValueError:
+            return False
+        limits = self._limits.get(raw)
+        if limits is None:
+            try:
+                check_limits_and_paths(single)
+                limits = True
+            except ValueError:
+                limits = False
+            if len(self._limits) > 8192:
+                self._limits.clear()
+            self._limits[raw] = limits
+        return limits
 
 
 # =====================================================================================================
