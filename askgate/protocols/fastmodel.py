@@ -2,7 +2,7 @@
 
 Codecs check a document once, by hand-compiled rules, and then build the canonical models. Pydantic's
 ``model_construct`` still deep-copies every default and walks every field, which dominated request
-parsing; :func:`construct` does the same job from a per-class table of defaults computed once.
+parsing; :func:`construct` does the same job from a per-class template computed once.
 Only use it for data that has already been checked against the model's constraints.
 """
 
@@ -14,34 +14,39 @@ from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
 _set = object.__setattr__
-_DEFAULTS: dict[type, tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]] = {}
+_REQUIRED = object()
+_TEMPLATES: dict[type, tuple[dict[str, Any], tuple[str, ...]]] = {}
 
 
-def _defaults(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
-    found = _DEFAULTS.get(cls)
+def _template(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """All fields in declaration order (required ones as a placeholder) and the mutable defaults."""
+    found = _TEMPLATES.get(cls)
     if found is None:
-        values: dict[str, Any] = {}
+        template: dict[str, Any] = {}
         mutable: list[str] = []
         for name, info in cls.model_fields.items():
             if info.is_required():
+                template[name] = _REQUIRED
                 continue
-            values[name] = info.get_default(call_default_factory=True)
-            if isinstance(values[name], (dict, list, set)):
+            template[name] = info.get_default(call_default_factory=True)
+            if isinstance(template[name], (dict, list, set)):
                 mutable.append(name)
-        found = _DEFAULTS[cls] = (values, tuple(mutable), tuple(cls.model_fields))
+        found = _TEMPLATES[cls] = (template, tuple(mutable))
     return found
 
 
 def construct(cls: type[M], **values: Any) -> M:
     """``cls.model_construct(**values)`` for trusted data, without per-call default copying.
 
-    Mutable defaults (``{}``/``[]``) are still copied per instance; immutable ones are shared.
+    Field order is the model's (updating a copied template keeps key order). Mutable defaults
+    (``{}``/``[]``) are still fresh per instance; immutable ones are shared.
     """
-    defaults, mutable, order = _DEFAULTS.get(cls) or _defaults(cls)
-    data = {name: values[name] if name in values else defaults[name] for name in order}  # field order, as pydantic
+    template, mutable = _TEMPLATES.get(cls) or _template(cls)
+    data = template.copy()
+    data.update(values)
     for name in mutable:
         if name not in values:
-            data[name] = type(defaults[name])()
+            data[name] = type(template[name])()
     obj = cls.__new__(cls)
     _set(obj, "__dict__", data)
     _set(obj, "__pydantic_fields_set__", set(values))

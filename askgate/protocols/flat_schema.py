@@ -36,7 +36,9 @@ from askgate.core.model import (
 )
 from askgate.errors import AskgateError, Fault
 from askgate.protocols.ecma_pattern import PatternError, translate
+from askgate.core.formats import check_format
 from askgate.protocols.fastmodel import construct
+from askgate.protocols.flat_fast import fast_form
 
 PROFILES = ("a2a", "mcp-2025-06-18", "mcp-2025-11-25", "aqp")
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -62,6 +64,7 @@ RUNTIME_RULES = (
     "elicitation.default-pattern",
     "elicitation.items",
     "elicitation.items-order",
+    "elicitation.enum-unsatisfiable",
 )
 
 _TOP_KEYS = frozenset({"type", "properties", "required"})
@@ -199,6 +202,15 @@ def parse_requested_schema(schema: Any, *, profile: str, pointer: str) -> tuple[
     used. ``pointer`` is where the schema sits in the enclosing document (e.g. ``/requestedSchema``).
     """
     wide = _wide(profile)
+    fast = fast_form(schema, wide, secret_target)
+    if fast is not None:
+        return fast, []
+    return full_pass(schema, profile=profile, pointer=pointer)
+
+
+def full_pass(schema: Any, *, profile: str, pointer: str) -> tuple[FormSpec, list[Fault]]:
+    """Every rule in the documented order, collecting every fault (the path for anything unusual)."""
+    wide = _wide(profile)
     ctx = _Ctx(wide, profile)
     if type(schema) is not dict:
         ctx.add(pointer, "requestedSchema must be an object", "type")
@@ -231,7 +243,7 @@ def parse_requested_schema(schema: Any, *, profile: str, pointer: str) -> tuple[
         faults.extend(ctx.secrets)
     if faults:
         return FormSpec(), faults
-    fields = tuple(make(name, name in required_names) for name, make in builders)
+    fields = tuple([make(name, name in required_names) for name, make in builders])
     return construct(FormSpec, fields=fields), faults
 
 
@@ -310,21 +322,22 @@ def _property(ctx: _Ctx, name: str, prop: Any, ptr: str) -> Any:
     return make if len(ctx.faults) == n0 else None
 
 
-def _meta(prop: dict) -> dict[str, Any]:
-    return {"title": prop.get("title"), "description": prop.get("description")}
-
-
 def _string(ctx: _Ctx, prop: dict, ptr: str, label: str) -> Any:
     add = ctx.add
+    n_start = len(ctx.faults)
     _allow(ctx, prop, _STRING_KEYS_WIDE if ctx.wide else _STRING_KEYS, ptr, label)
     lengths: dict[str, int] = {}
     for key in ("minLength", "maxLength"):
         if key in prop:
-            rule = _length_fault(prop[key])
+            v = prop[key]
+            if type(v) is int and 0 <= v <= MAX_SAFE_INTEGER:  # the common case, without a call
+                lengths[key] = v
+                continue
+            rule = _length_fault(v)
             if rule:
                 add(f"{ptr}/{key}", f"{label} has an invalid {key}", rule)
             else:
-                lengths[key] = int(prop[key])
+                lengths[key] = int(v)
     if len(lengths) == 2 and lengths["minLength"] > lengths["maxLength"]:
         add(f"{ptr}/minLength", f"{label} minLength must not exceed maxLength", "elicitation.length-order")
     fmt = prop.get("format")
@@ -386,6 +399,16 @@ def _string(ctx: _Ctx, prop: dict, ptr: str, label: str) -> Any:
         if compiled is not None and default_ok and compiled.search(default) is None:
             add(f"{ptr}/default", f"{label} default must match pattern", "elicitation.default-pattern")
 
+    if len(ctx.faults) == n_start and (lengths or fmt is not None):  # only for an otherwise valid property
+        values = [o.value for o in options] if options is not None else (enum if enum_ok else [])
+        kw = "oneOf" if options is not None else "enum"
+        for i, v in enumerate(values):
+            n = len(v)
+            if (n < lengths.get("minLength", 0) or n > lengths.get("maxLength", n)
+                    or (fmt is not None and not check_format(fmt, v))):
+                add(f"{ptr}/{kw}/{i}", f'{label} {kw} value "{v}" does not satisfy its constraints',
+                    "elicitation.enum-unsatisfiable")
+
     def make(name: str, required: bool) -> Any:
         opts = options
         if not titled and enum_ok:  # only reached when the property had no faults
@@ -393,11 +416,11 @@ def _string(ctx: _Ctx, prop: dict, ptr: str, label: str) -> Any:
             opts = tuple(construct(Option, value=v, label=labels[i] if labels else None) for i, v in enumerate(enum))
         if opts is not None:
             return construct(ChoiceField,
-                name=name, required=required, options=opts, default=default, titled=titled, **_meta(prop)
+                name=name, required=required, options=opts, default=default, titled=titled, title=prop.get("title"), description=prop.get("description")
             )
         return construct(StringField,
             name=name, required=required, min_length=lengths.get("minLength"), max_length=lengths.get("maxLength"),
-            format=fmt, pattern=pattern, default=default, **_meta(prop),
+            format=fmt, pattern=pattern, default=default, title=prop.get("title"), description=prop.get("description"),
         )
 
     return make
@@ -448,11 +471,15 @@ def _numeric(ctx: _Ctx, prop: dict, ptr: str, label: str, integer: bool) -> Any:
     vals: dict[str, Any] = {}
     for key in ("minimum", "maximum", "default"):
         if key in prop:
-            rule = _numeric_fault(prop[key], integer)
+            v = prop[key]
+            if type(v) is int and (not integer or -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER):
+                vals[key] = v  # the common case, without a call
+                continue
+            rule = _numeric_fault(v, integer)
             if rule:
                 add(f"{ptr}/{key}", f"{label} has an invalid {key}", rule)
             else:
-                vals[key] = _whole(prop[key]) if integer else prop[key]
+                vals[key] = _whole(v) if integer else v
     lo, hi, default = vals.get("minimum"), vals.get("maximum"), vals.get("default")
     if lo is not None and hi is not None and lo > hi:
         add(f"{ptr}/minimum", f"{label} minimum must not exceed maximum", "elicitation.bounds-order")
@@ -461,7 +488,7 @@ def _numeric(ctx: _Ctx, prop: dict, ptr: str, label: str, integer: bool) -> Any:
     cls = IntegerField if integer else NumberField
 
     def make(name: str, required: bool) -> Any:
-        return construct(cls, name=name, required=required, minimum=lo, maximum=hi, default=default, **_meta(prop))
+        return construct(cls, name=name, required=required, minimum=lo, maximum=hi, default=default, title=prop.get("title"), description=prop.get("description"))
 
     return make
 
@@ -472,7 +499,7 @@ def _boolean(ctx: _Ctx, prop: dict, ptr: str, label: str) -> Any:
         ctx.add(f"{ptr}/default", f"{label} has an invalid default", "type")
 
     def make(name: str, required: bool) -> Any:
-        return construct(BooleanField, name=name, required=required, default=prop.get("default"), **_meta(prop))
+        return construct(BooleanField, name=name, required=required, default=prop.get("default"), title=prop.get("title"), description=prop.get("description"))
 
     return make
 
@@ -531,7 +558,7 @@ def _array(ctx: _Ctx, prop: dict, ptr: str, label: str) -> Any:
         return construct(MultiChoiceField,
             name=name, required=required, options=options, min_items=counts.get("minItems"),
             max_items=counts.get("maxItems"), default=tuple(default) if type(default) is list else None,
-            titled=titled, **_meta(prop),
+            titled=titled, title=prop.get("title"), description=prop.get("description"),
         )
 
     return make

@@ -46,6 +46,7 @@ STRICTER = {
     "elicitation.default-in-bounds": "§1.4 rule 18: a numeric default within its bounds",
     "elicitation.required-declared": "§1.4 rule 20: required names declared properties",
     "elicitation.secret": "§2.5: property names or titles that plainly target secrets",
+    "elicitation.enum-unsatisfiable": "askgate: every enum value satisfies the string constraints beside it, so membership implies them",
 }
 
 TOTAL = examples(20000)
@@ -84,6 +85,8 @@ def repair(doc: dict) -> dict:
             if "minLength" in prop and "maxLength" in prop and prop["minLength"] > prop["maxLength"]:
                 prop["minLength"], prop["maxLength"] = prop["maxLength"], prop["minLength"]
             if "enum" in prop:
+                for key in ("minLength", "maxLength", "format"):  # enum-unsatisfiable: keep the enum alone
+                    prop.pop(key, None)
                 if "enumNames" in prop:
                     names = (prop["enumNames"] + ["L"] * len(prop["enum"]))[: len(prop["enum"])]
                     prop["enumNames"] = names
