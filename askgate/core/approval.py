@@ -127,7 +127,8 @@ def _extension_ok(value: Any) -> bool:
     prov = value.get("provenance", _ABSENT)
     if prov is _ABSENT:
         return True
-    if type(prov) is not dict or type(prov.get("provenance_id")) is not str or prov.get("origin") not in _ORIGINS:
+    origin = prov.get("origin") if type(prov) is dict else None
+    if type(origin) is not str or origin not in _ORIGINS or type(prov.get("provenance_id")) is not str:
         return False
     if type(prov.get("source_id", "")) is not str:
         return False

@@ -79,6 +79,7 @@ _DETAILS = frozenset(
 _APPROVER = frozenset(("type", "id", "endpoint", "auth"))
 _BINDING = frozenset(BINDING_MEMBERS)
 _ENVELOPE = frozenset(("jsonrpc", "id", "result", "error"))
+_FORMS = ("auto", "ask_details", "result", "envelope")
 _ASK_ORIGIN = re.compile(r"(?:steps/toolCallRequest|protocols/MCP/.+|wrapped:mcp-[^/]+/.+)\Z", re.DOTALL)
 _HASH = re.compile(r"[0-9a-f]{64}\Z")
 _VERSION = re.compile(r"0\.1\.\d+\Z", re.ASCII)
@@ -91,12 +92,21 @@ _M = C.MISSING
 # --------------------------------------------------------------------------------------------------
 
 
-def parse_request(doc: Any, binding: Any = None) -> Ask:
+def parse_request(doc: Any, binding: Any = None, form: str = "auto") -> Ask:
     """An ACS ASK (bare ``ask_details``, ``ask`` result or its envelope) -> canonical :class:`Ask`.
 
-    ``binding`` is askgate's binding context (§4.2), optional. Raises ``AskgateError`` with every
-    fault: code ``invalid_request``, or ``unsupported_version`` when only ``acs_version`` is wrong.
+    ``binding`` is askgate's binding context (§4.2), optional. ``form`` is ``auto`` (a ``jsonrpc``
+    member means an envelope; ``ask_details``, ``decision`` or ``type: "final"`` a result; anything else
+    bare ``ask_details``) or one of ``ask_details``, ``result``, ``envelope`` to say which it is.
+    Raises ``AskgateError`` with every fault: code ``invalid_request``, or ``unsupported_version`` when
+    only ``acs_version`` is wrong.
     """
+    if form not in _FORMS:
+        raise AskgateError(
+            f"unknown ACS form {form!r}",
+            [Fault("", f"form must be one of {', '.join(_FORMS)}", "options.form")],
+            code="invalid_options",
+        )
     faults: list[Fault] = []
     if type(doc) is not dict:
         raise_if_faults(
@@ -107,11 +117,16 @@ def parse_request(doc: Any, binding: Any = None) -> Ask:
     result: Any = None
     base = ""
     details: Any = doc
-    if "jsonrpc" in doc:
+    if form == "auto":
+        if "jsonrpc" in doc:
+            form = "envelope"
+        elif "ask_details" in doc or "decision" in doc or doc.get("type") == "final":
+            form = "result"
+    if form == "envelope":
         result, base = _envelope(faults, doc), "/result"
         if type(result) is not dict:
             result = details = _M  # nothing to read an ask from
-    elif "ask_details" in doc or "decision" in doc or doc.get("type") == "final":
+    elif form == "result":
         result = doc
     version = ACS_VERSION
     request_id: Any = None
@@ -160,9 +175,9 @@ def parse_request(doc: Any, binding: Any = None) -> Ask:
     )
 
 
-def parse_request_bytes(data: bytes | str, binding: Any = None) -> Ask:
+def parse_request_bytes(data: bytes | str, binding: Any = None, form: str = "auto") -> Ask:
     """Strict JSON text -> :func:`parse_request`; only ``AskgateError`` escapes."""
-    return parse_request(loads_strict(data), binding=binding)
+    return parse_request(loads_strict(data), binding=binding, form=form)
 
 
 def _envelope(faults: list[Fault], doc: dict) -> Any:
