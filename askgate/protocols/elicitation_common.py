@@ -112,6 +112,8 @@ _ASK_OPTS = ("id", "external_id", "session_id", "asker", "respondent")
 
 def ask_options(opts: dict[str, Any]) -> dict[str, Any]:
     """The keyword options of ``parse_request`` that land on the Ask; the rest (e.g. ``now``) are ignored."""
+    if not opts:
+        return {}
     out = {k: opts[k] for k in _ASK_OPTS if opts.get(k) is not None}
     if isinstance(out.get("respondent"), dict):
         out["respondent"] = Respondent.model_validate(out["respondent"])

@@ -12,8 +12,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from askgate.core.model import Option as _Option
+
 M = TypeVar("M", bound=BaseModel)
 _set = object.__setattr__
+_new = object.__new__
 _REQUIRED = object()
 _TEMPLATES: dict[type, tuple[dict[str, Any], tuple[str, ...]]] = {}
 
@@ -50,6 +53,16 @@ def construct(cls: type[M], **values: Any) -> M:
     obj = cls.__new__(cls)
     _set(obj, "__dict__", data)
     _set(obj, "__pydantic_fields_set__", set(values))
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
+def option(value: str, label: str | None) -> Any:
+    """A checked :class:`~askgate.core.model.Option` (the most frequent model by far: one per enum value)."""
+    obj = _new(_Option)
+    _set(obj, "__dict__", {"value": value, "label": label})
+    _set(obj, "__pydantic_fields_set__", {"value", "label"})
     _set(obj, "__pydantic_extra__", None)
     _set(obj, "__pydantic_private__", None)
     return obj

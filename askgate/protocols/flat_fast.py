@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from askgate.core.model import BooleanField, ChoiceField, FormSpec, IntegerField, NumberField, Option, StringField
-from askgate.protocols.fastmodel import construct
+from askgate.core.model import BooleanField, ChoiceField, FormSpec, IntegerField, NumberField, StringField
+from askgate.protocols.fastmodel import construct, option
 
 MAX_SAFE = 2**53 - 1
 _FORMATS = frozenset({"email", "uri", "date", "date-time"})
@@ -75,9 +75,9 @@ def _string(name: str, p: dict, required: bool) -> Any:
         for v in names:
             if type(v) is not str:
                 return None
-        options = tuple([construct(Option, value=v, label=names[i]) for i, v in enumerate(enum)])
+        options = tuple([option(v, names[i]) for i, v in enumerate(enum)])
     else:
-        options = tuple([construct(Option, value=v, label=None) for v in enum])
+        options = tuple([option(v, None) for v in enum])
     return construct(ChoiceField, name=name, required=required, options=options, default=default,
                      title=title, description=description)
 
