@@ -273,3 +273,35 @@ def test_stricter_rules_are_real_rule_names() -> None:
     from askgate.protocols.flat_schema import RUNTIME_RULES
 
     assert set(STRICTER) <= set(RUNTIME_RULES)
+
+
+def test_mcp_profiles_agree_with_a2a_on_seed_documents() -> None:
+    """No MCP seed exists; instead: 2025-06-18 has the elicitation/v1 keyword sets (same verdicts, same
+    forms), and 2025-11-25 only widens them (everything A2A accepts it accepts, with the same form)."""
+    from askgate.protocols import mcp_elicitation as mcp
+
+    counts = Counter()
+
+    @settings(max_examples=examples(2000) // 10, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(REQUESTS)
+    def run(base: dict) -> None:
+        rng = random.Random(zlib.crc32(json.dumps(base, sort_keys=True).encode()))
+        fixed = repair(base)
+        for doc in (base, fixed, *(mutate(fixed, rng) for _ in range(8))):
+            verdicts = []
+            for fn in (lambda d: a2a.parse_request(d), lambda d: mcp.parse_request(d, version="2025-06-18"),
+                       lambda d: mcp.parse_request(d, version="2025-11-25")):
+                try:
+                    verdicts.append(fn(doc).spec)
+                except AskgateError as exc:
+                    verdicts.append(exc.code)
+            old_ok = not isinstance(verdicts[0], str)
+            counts["a2a ok" if old_ok else "a2a bad"] += 1
+            if isinstance(doc, dict) and set(doc) <= {"message", "requestedSchema"}:
+                assert verdicts[1] == verdicts[0], doc  # same keyword sets, same verdict and form
+            if old_ok:
+                assert verdicts[2] == verdicts[0], doc  # 2025-11-25 only widens
+
+    run()
+    assert counts["a2a ok"] > 0 and counts["a2a bad"] > 0, counts
