@@ -38,6 +38,10 @@ from askgate.server.cli import register as _register_server  # noqa: E402
 
 _register_server(app)
 
+from askgate.server.demo import demo as _demo  # noqa: E402
+
+app.command("demo")(_demo)
+
 
 def main() -> None:
     app()

@@ -133,6 +133,9 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     problems.install(app)
     app.add_middleware(problems.CrashGuard)
     _routes(app, settings)
+    from askgate.server.inbox import mount_inbox
+
+    mount_inbox(app)  # the web inbox at / (askgate/server/inbox)
     return app
 
 
