@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from askgate.core.ecma_pattern import PatternError, pattern_matches
 from askgate.core.formats import check_format
 from askgate.core.model import (
     AnswerSpec,
@@ -65,8 +66,6 @@ def _string_faults(f: Any, value: Any, ptr: str, label: str) -> list[Fault]:
     if f.format is not None and not check_format(f.format, value):
         out.append(Fault(ptr, f"{label} is not a valid {f.format}", "format"))
     if f.pattern is not None:
-        from askgate.protocols.ecma_pattern import PatternError, pattern_matches
-
         try:
             matched = pattern_matches(f.pattern, value)
         except PatternError:

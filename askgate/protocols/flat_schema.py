@@ -5,8 +5,9 @@ schema's closed keyword sets *and* the runtime rules of protocols.md §1.4 in th
 the reference runtime's exact messages, and collects every fault (the first one is what the reference
 runtime would report). The MCP 2025-11-25 widening (§2.2: ``$schema``, titled ``oneOf``, multi-select
 arrays, ``pattern``) is switched on by the profile. Only once the schema is known to be valid are the
-canonical field models built (with ``model_construct``: the data is already checked), which keeps
-request validation far cheaper than a generic JSON Schema engine.
+canonical field models built (with ``fastmodel.construct``: the data is already checked), which keeps
+request validation far cheaper than a generic JSON Schema engine. Valid, common schemas take the
+optimistic fast path in ``flat_fast`` first; anything else runs :func:`full_pass`.
 
 Rule names: a seed-schema keyword when the seed itself would reject the input (``additionalProperties``,
 ``const``, ``type``, ``minimum`` ...), ``elicitation.*`` for the runtime rules JSON Schema cannot express.
@@ -35,7 +36,7 @@ from askgate.core.model import (
     YesNoSpec,
 )
 from askgate.errors import AskgateError, Fault
-from askgate.protocols.ecma_pattern import PatternError, translate
+from askgate.core.ecma_pattern import PatternError, translate
 from askgate.core.formats import check_format
 from askgate.protocols.fastmodel import construct
 from askgate.protocols.flat_fast import fast_form

@@ -6,7 +6,7 @@ import pytest
 
 from askgate.core.model import ChoiceField, FormSpec, MultiChoiceField, Option, StringField, TextSpec, ApprovalSpec
 from askgate.errors import AskgateError
-from askgate.protocols.ecma_pattern import PatternError, pattern_matches, translate
+from askgate.core.ecma_pattern import PatternError, pattern_matches, translate
 from askgate.protocols.flat_schema import (
     MAX_SAFE_INTEGER,
     as_form,
