@@ -303,6 +303,7 @@ _ACTIONS: dict[str, ActionFn] = {}
 #: missing (while their owners land them); an import error INSIDE an existing module propagates.
 ACTION_MODULES: tuple[str, ...] = (
     "askgate.conformance.dialect_actions",
+    "askgate.conformance.elicitation_actions",
     "askgate.a2ui.conformance_actions",
     "askgate.a2ui.streaming_actions",
 )

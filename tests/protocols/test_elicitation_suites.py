@@ -24,7 +24,7 @@ def test_suite_has_at_least_40_cases_of_its_dialect(dialect):
     assert len(cases) >= 40
     assert all(c["args"]["dialect"] == dialect for c in cases)
     actions = {c["action"] for c in cases}
-    assert actions == {"validate_request", "validate_answer", "render_answer"}
+    assert actions == {"validate_request", "validate_answer", "render_answer", "render_request"}
 
 
 def _ordered_cases():
