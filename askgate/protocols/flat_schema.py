@@ -167,11 +167,19 @@ def borderline_secret_notes(spec: FormSpec) -> tuple[str, ...]:
     """Notes for the operator about fields that might ask for sensitive data (not refused)."""
     notes = []
     for f in spec.fields:
-        if _borderline(f.name) or (f.title and _borderline(f.title)) or (f.description and _borderline(f.description)):
-            notes.append(f'field "{f.name}" may ask for sensitive data')
-        elif f.description and secret_target(f.description):
-            notes.append(f'field "{f.name}" description mentions a secret')
+        note = _field_note(f.name, f.title, f.description)
+        if note is not None:
+            notes.append(note)
     return tuple(notes)
+
+
+@lru_cache(maxsize=4096)
+def _field_note(name: str, title: str | None, description: str | None) -> str | None:
+    if _borderline(name) or (title and _borderline(title)) or (description and _borderline(description)):
+        return f'field "{name}" may ask for sensitive data'
+    if description and secret_target(description):
+        return f'field "{name}" description mentions a secret'
+    return None
 
 
 # --------------------------------------------------------------------------------------------------
