@@ -179,3 +179,76 @@ class SchemaStrategies:
             return out
 
         return build()
+
+
+# --------------------------------------------------------------------------------------------------
+# Cheap arbitrary JSON for fuzzing: decoded from hypothesis-drawn bytes.
+# --------------------------------------------------------------------------------------------------
+
+_SPECIAL_CHARS = "\x00\n\t\"\\/~é東😀\u2028\ufeff"
+_SPECIAL_STRINGS = ["", "0", "true", "null", "ask", "allow", "deny", "text", "choice", "https", "other",
+                    "2026-08-03T00:00:00Z", "9b2f7c1e-2a4d-4e8b-9f21-0c5d7a3e6b10", "https://x.example/", "__proto__"]
+_SPECIAL_NUMBERS: list[Any] = [0, 1, -1, 0.5, 1.0, -0.0, 2**53, 2**53 + 1, -(2**63), 10**30, 1e300, 5e-324, 16000, 16001]
+
+
+class _Bytes:
+    __slots__ = ("data", "i")
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.i = data, 0
+
+    def next(self) -> int:
+        if self.i >= len(self.data):
+            return 0
+        self.i += 1
+        return self.data[self.i - 1]
+
+
+def json_from_bytes(data: bytes, keys: tuple[str, ...] = ()) -> Any:
+    """Decode bytes into a JSON value (deterministic; every byte string gives some value).
+
+    Hypothesis drawing one ``bytes`` is an order of magnitude cheaper than a recursive strategy, and it
+    still shrinks: fewer bytes give smaller values. ``keys`` are member names worth hitting (a dialect's
+    real field names), mixed with arbitrary ones.
+    """
+    return _value(_Bytes(data), keys, 0)
+
+
+def _string(b: _Bytes) -> str:
+    n = b.next() % 12
+    out = []
+    for _ in range(n):
+        c = b.next()
+        out.append(_SPECIAL_CHARS[c % len(_SPECIAL_CHARS)] if c >= 200 else chr(32 + c % 95))
+    return "".join(out)
+
+
+def _value(b: _Bytes, keys: tuple[str, ...], depth: int) -> Any:
+    tag = b.next() % (10 if depth < 5 else 7)
+    if tag == 0:
+        return None
+    if tag == 1:
+        return bool(b.next() & 1)
+    if tag == 2:
+        return _SPECIAL_NUMBERS[b.next() % len(_SPECIAL_NUMBERS)]
+    if tag == 3:
+        return (b.next() << 8 | b.next()) - 32768
+    if tag == 4:
+        return (b.next() - 128) / (1 + b.next())
+    if tag == 5:
+        return _SPECIAL_STRINGS[b.next() % len(_SPECIAL_STRINGS)]
+    if tag == 6:
+        return _string(b)
+    if tag in (7, 8):
+        out: dict[str, Any] = {}
+        for _ in range(b.next() % 5):
+            k = b.next()
+            key = keys[k % len(keys)] if keys and k < 160 else _string(b)
+            out[key] = _value(b, keys, depth + 1)
+        return out
+    return [_value(b, keys, depth + 1) for _ in range(b.next() % 5)]
+
+
+def json_values(keys: tuple[str, ...] = (), max_size: int = 160) -> st.SearchStrategy[Any]:
+    """Arbitrary JSON values, cheaply (see :func:`json_from_bytes`)."""
+    return st.binary(min_size=1, max_size=max_size).map(lambda data: json_from_bytes(data, keys))
