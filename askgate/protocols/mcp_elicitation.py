@@ -176,6 +176,15 @@ def check_answer(
     return common.finish_answer(ask, action, content, faults, ptr, respondent=respondent, answered_at=answered_at)
 
 
+def result_meta(payload: Any) -> dict | None:
+    """The ``_meta`` of an ``ElicitResult`` (bare or in a JSON-RPC response), untouched, for relaying:
+    ``render_answer(ask, check_answer(ask, payload), meta=result_meta(payload))``."""
+    if type(payload) is dict and "jsonrpc" in payload:
+        payload = payload.get("result")
+    meta = payload.get("_meta") if type(payload) is dict else None
+    return meta if type(meta) is dict else None
+
+
 def render_answer(ask: Ask, answer: Answer, *, meta: dict | None = None, request_id: Any = None, **_: Any) -> dict:
     """Canonical Answer -> ``ElicitResult``: content always on accept, never on decline/cancel; a timeout
     is ``cancel``. ``meta`` (e.g. the ``_meta`` of a relayed result) is passed through untouched;

@@ -190,3 +190,13 @@ def test_round_trip_parse_render_parse_is_stable():
         ask = codec.parse_request(doc)
         again = codec.parse_request(codec.render_request(ask))
         assert again.spec == ask.spec and again.prompt == ask.prompt
+
+
+def test_mcp_meta_is_relayed_untouched():
+    ask = mcp.parse_request(WIDE)
+    meta = {"io.example/trace": [1, {"deep": None}]}
+    result = {"jsonrpc": "2.0", "id": 3, "result": {"action": "accept", "content": {"size": "s"}, "_meta": meta}}
+    relayed = mcp.render_answer(ask, mcp.check_answer(ask, result), meta=mcp.result_meta(result))
+    assert relayed == {"action": "accept", "content": {"size": "s"}, "_meta": meta}
+    assert relayed["_meta"] is meta
+    assert mcp.result_meta({"action": "cancel"}) is None and mcp.result_meta([1]) is None
