@@ -98,7 +98,7 @@ def parse_request(doc: Any, version: str = LATEST, **opts: Any) -> Ask:
             raise AskgateError(f"unsupported elicitation request: {refused[0].message}", refused, code="unsupported")
         for key in params:
             if key not in _KNOWN_PARAMS:
-                notes.append(f'ignored unknown param "{key}"')
+                notes.append(f'ignored unknown param "{key if len(key) <= 64 else key[:64] + "…"}"')
         if "mode" in params and params["mode"] != "form":
             faults.append(Fault(f"{base}/mode", 'mode must be "form" or "url"', "enum"))
         if "_meta" in params and type(params["_meta"]) is not dict:
