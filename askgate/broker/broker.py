@@ -84,6 +84,7 @@ class Broker:
         self._scheduler_enabled = scheduler
         self._max_idle = max_idle
         self._wake = asyncio.Event()
+        self._stopping = False
         self._tasks: list[asyncio.Task[Any]] = []
         self._bg: set[asyncio.Task[Any]] = set()
         self._listener: PgListener | None = None
@@ -107,11 +108,15 @@ class Broker:
         self._spawn(self._redrive_callbacks())
 
     async def stop(self) -> None:
-        for task in self._tasks + list(self._bg):
-            task.cancel()
-        for task in self._tasks + list(self._bg):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        # A flag as well as cancel(): Python 3.11's wait_for can swallow a cancellation that races its timeout.
+        self._stopping = True
+        self._wake.set()
+        pending = [t for t in self._tasks + list(self._bg) if not t.done()]
+        while pending:
+            for task in pending:
+                task.cancel()
+            _done, still = await asyncio.wait(pending, timeout=1.0)
+            pending = list(still)
         self._tasks.clear()
         if self._listener is not None:
             await self._listener.stop()
@@ -183,8 +188,10 @@ class Broker:
             resolved = dialect or detect_dialect(doc).value
             codec = codec_for(resolved)
             if resolved == Dialect.ACS.value:
-                return codec.parse_request(doc, binding=binding, now=now)
-            return codec.parse_request(doc, now=now)
+                return codec.parse_request(doc, binding=binding)
+            if resolved == Dialect.AQP.value:
+                return codec.parse_request(doc, now=now)  # intake rules (already_expired, ...) need the time
+            return codec.parse_request(doc)
         except AskgateError as exc:
             raise BrokerError.from_askgate(exc) from None
 
@@ -487,7 +494,7 @@ class Broker:
                 return total
 
     async def _scheduler(self) -> None:
-        while True:
+        while not self._stopping:
             try:
                 self._wake.clear()
                 await self.settle_due()
