@@ -130,12 +130,12 @@ def _is_seen(child: Any, seen: Container[Any]) -> bool:
 class Processed:
     """A component as shown: the rewritten copy and what it depended on.
 
-    ``where`` maps each missing child to the places its placeholder id was put (a path of keys and
-    indices from the component to the container, then the key or index), so that when the child
-    arrives the shown form can be patched (copy on write) instead of rebuilt.
+    To patch the shown form when a missing child arrives (copy on write, instead of a rebuild), it keeps
+    where each placeholder went: ``fields`` (child -> [(path, key)]) for single references, and
+    ``lists`` ([(path, original list)]) for child lists, indexed lazily by :meth:`where` on first use.
     """
 
-    __slots__ = ("comp", "placeholders", "missing", "buffer_dependent", "where", "shared")
+    __slots__ = ("comp", "placeholders", "missing", "buffer_dependent", "shared", "_fields", "_lists", "_where")
 
     def __init__(
         self,
@@ -143,15 +143,36 @@ class Processed:
         placeholders: list[str],
         missing: set[Any],
         buffer_dependent: bool,
-        where: dict[Any, list[tuple[tuple[Any, ...], Any]]],
         shared: set[str],
+        fields: dict[Any, list[tuple[tuple[Any, ...], Any]]],
+        lists: list[tuple[tuple[Any, ...], list[Any]]],
+        where: dict[Any, list[tuple[tuple[Any, ...], Any]]] | None = None,
     ) -> None:
         self.comp = comp
         self.placeholders = placeholders
         self.missing = missing
         self.buffer_dependent = buffer_dependent
-        self.where = where
         self.shared = shared  # placeholder ids that stand for more than one missing child
+        self._fields = fields
+        self._lists = lists
+        self._where = where
+
+    def where(self) -> dict[Any, list[tuple[tuple[Any, ...], Any]]]:
+        """Missing child -> the (path, key or index) slots holding its placeholder."""
+        if self._where is None:
+            found: dict[Any, list[tuple[tuple[Any, ...], Any]]] = {}
+            for child, slots in self._fields.items():
+                found.setdefault(child, []).extend(slots)
+            missing = self.missing
+            for path, items in self._lists:
+                for i, child in enumerate(items):
+                    try:
+                        if child in missing:
+                            found.setdefault(child, []).append((path, i))
+                    except TypeError:
+                        continue
+            self._where = found
+        return self._where
 
 
 def process_component(
@@ -159,63 +180,68 @@ def process_component(
     seen: Container[Any],
     v09: bool,
     children_open: Callable[[str], bool],
+    copy: dict[str, Any] | None = None,
 ) -> Processed:
-    """Rewrite a copy of ``comp`` for display.
+    """Rewrite a copy of ``comp`` for display (``copy``: a fresh deep copy to use instead).
 
     ``children_open(field)`` tells whether the JSON still streaming has an open ``"<field>": [`` list:
     an empty children list then gets a ``loading_children_<id>`` placeholder instead of staying empty.
     """
-    out = _copy(comp)
+    out = copy if copy is not None else _copy(comp)
     comp_id = out.get("id", "unknown")
     placeholders: dict[str, None] = {}
     missing: set[Any] = set()
-    where: dict[Any, list[tuple[tuple[Any, ...], Any]]] = {}
+    fields: dict[Any, list[tuple[tuple[Any, ...], Any]]] = {}
+    lists: list[tuple[tuple[Any, ...], list[Any]]] = []
     owner: dict[str, Any] = {}
     shared: set[str] = set()
+    string_pids: set[str] = set()  # string children whose placeholders came from the fast path
+    flat: set[int] = set()  # ids of rewritten lists holding only strings (nothing inside to visit)
     state = [False]  # depends on the buffer
 
-    def placeholder_for(child: Any, path: tuple[Any, ...], key: Any) -> str:
-        pid = f"loading_{child}"
+    def note(child: Any, pid: str) -> None:
         placeholders[pid] = None
         try:
             missing.add(child)
-            where.setdefault(child, []).append((path, key))
         except TypeError:
             shared.add(pid)
-            return pid
-        if owner.setdefault(pid, child) is not child and owner[pid] != child:
+            return
+        if owner.setdefault(pid, child) != child:
             shared.add(pid)
-        return pid
 
     def shown_list(value: list[Any], path: tuple[Any, ...]) -> list[Any]:
         try:
-            if all(c in seen for c in value):
-                return list(value)
+            flags = [c in seen for c in value]
         except TypeError:
-            pass
-        out: list[Any] = []
-        append = out.append
-        for i, c in enumerate(value):
-            try:
-                if c in seen:
-                    append(c)
-                    continue
-            except TypeError:
-                pass
-            if c.__class__ is str:
-                pid = "loading_" + c
-                placeholders[pid] = None
-                missing.add(c)
-                slots = where.get(c)
-                if slots is None:
-                    where[c] = [(path, i)]
-                else:
-                    slots.append((path, i))
-                if owner.setdefault(pid, c) != c:
-                    shared.add(pid)
-                append(pid)
+            flags = [_is_seen(c, seen) for c in value]
+        if all(flags):
+            kept = list(value)
+            if all(c.__class__ is str for c in value):
+                flat.add(id(kept))
+            return kept
+        lists.append((path, value))
+        if all(c.__class__ is str for c in value):
+            # Fast path (child ids are strings): "loading_" + id is one-to-one, so only ids coming from
+            # non-string children elsewhere can collide; those are checked at the end.
+            if any(flags):
+                absent = [c for c, f in zip(value, flags) if not f]
+                out = [c if f else "loading_" + c for c, f in zip(value, flags)]
             else:
-                append(placeholder_for(c, path, i))
+                absent = value
+                out = ["loading_" + c for c in value]
+            placeholders.update(dict.fromkeys(["loading_" + c for c in absent]))
+            missing.update(absent)
+            string_pids.update(absent)
+            flat.add(id(out))
+            return out
+        out = []
+        for c, is_seen in zip(value, flags):
+            if is_seen:
+                out.append(c)
+            else:
+                pid = "loading_" + c if c.__class__ is str else f"loading_{c}"
+                note(c, pid)
+                out.append(pid)
         return out
 
     def visit(obj: Any, path: tuple[Any, ...]) -> None:
@@ -242,9 +268,12 @@ def process_component(
                             placeholders[pid] = None
                     obj[field] = kept
                 elif isinstance(value, str) and not _is_seen(value, seen):
-                    obj[field] = placeholder_for(value, path, field)
+                    pid = "loading_" + value
+                    note(value, pid)
+                    fields.setdefault(value, []).append((path, field))
+                    obj[field] = pid
             for key, value in list(obj.items()):
-                if isinstance(value, (dict, list)):
+                if isinstance(value, (dict, list)) and id(value) not in flat:
                     visit(value, path + (key,))
         else:
             for i, item in enumerate(obj):
@@ -256,9 +285,13 @@ def process_component(
         visit(body, ("component",))
     else:
         visit(out, ())
+    if string_pids:
+        for pid, child in owner.items():
+            if child.__class__ is not str and pid[8:] in string_pids:
+                shared.add(pid)
     if state[0]:
         shared.update(p for p in placeholders if p.startswith("loading_children_"))
-    return Processed(out, list(placeholders), missing, state[0], where, shared)
+    return Processed(out, list(placeholders), missing, state[0], shared, fields, lists)
 
 
 def patch_component(shown: Processed, child: Any) -> Processed | None:
@@ -267,8 +300,11 @@ def patch_component(shown: Processed, child: Any) -> Processed | None:
     Copy on write: only the containers on the way to a patched slot are copied, so earlier results that
     share the rest stay unchanged.
     """
-    places = shown.where.get(child)
-    if not places or shown.buffer_dependent:
+    if shown.buffer_dependent:
+        return None
+    where = shown.where()
+    places = where.get(child)
+    if not places:
         return None
     pid = f"loading_{child}"
     if pid in shown.shared:
@@ -286,6 +322,10 @@ def patch_component(shown: Processed, child: Any) -> Processed | None:
         node[key] = child
     placeholders = list(shown.placeholders)
     placeholders.remove(pid)
-    where = dict(shown.where)
+    # Only the newest version is ever patched again, so the bookkeeping moves on instead of being copied.
     del where[child]
-    return Processed(comp, placeholders, shown.missing - {child}, False, where, shown.shared)
+    missing = shown.missing
+    missing.discard(child)
+    shown._where = None
+    shown.missing = set()
+    return Processed(comp, placeholders, missing, False, shown.shared, {}, [], where)

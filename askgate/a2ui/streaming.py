@@ -199,6 +199,11 @@ class StreamParser:
         self._stale: set[Any] = set()
         self._waiting: dict[Any, set[Any]] = {}
         self._patches: dict[Any, list[Any]] = {}
+        self._registered: dict[Any, set[Any]] = {}  # cid -> children it waits for (in _waiting)
+        self._extras_seen: Any = None  # the last placeholder list whose components exist
+        self._ph_synced: tuple[Any, Any] | None = None  # (sid, placeholder list) all shown to sid as is
+        self._ph_valid: tuple[Any, Any] | None = None  # (sid, placeholder list) all known valid for sid
+        self._loading_ids = 0  # reachable components whose id looks like a placeholder id
         self._out_ids: list[Any] = []
         self._out: list[Any] = []
         self._out_version = -1
@@ -582,7 +587,7 @@ class StreamParser:
         is_comp = obj.get("id") and obj.get("component")
         is_top = not stack or (self._in_top and len(stack) == 1 and stack[0][0] == "[")
         if is_comp:
-            self._handle_partial_component(obj)
+            self._handle_partial_component(obj, text)
         elif is_top or is_protocol:
             if not self._handle_complete(obj, parts):
                 self._yield_messages([obj], parts)
@@ -675,21 +680,22 @@ class StreamParser:
                     _put(self._yielded_dm, k, v)
         return True
 
-    def _handle_partial_component(self, comp: dict[str, Any]) -> None:
+    def _handle_partial_component(self, comp: dict[str, Any], text: str | None = None) -> None:
         cid = comp.get("id")
         if not cid:
             return
         if not acceptable_partial(comp, self._required):
             return
-        self._set_seen(cid, comp)
+        self._set_seen(cid, comp, text)
         self._topology_dirty = True
 
-    def _set_seen(self, cid: Any, comp: Any) -> None:
+    def _set_seen(self, cid: Any, comp: Any, text: str | None = None) -> None:
+        """``comp`` (parsed from ``text`` when given) is now the latest version of component ``cid``."""
         try:
             hash(cid)
         except TypeError:
             return
-        raw = json.dumps(comp)
+        raw = text if text is not None else json.dumps(comp)
         known = cid in self._seen
         self._seen[cid] = comp
         if known and self._raw.get(cid) == raw:
@@ -818,6 +824,7 @@ class StreamParser:
         self._bad.pop(sid, None)
         self._bad_known.discard(sid)
         self._ph_shown.pop(sid, None)
+        self._ph_synced = None
         if self._cmp_sid == sid:
             self._cmp_sid = None
         self._surfaces.discard(sid)
@@ -844,14 +851,15 @@ class StreamParser:
             return
         for raw, scan in self._open_objects(_F_ID | _F_COMPONENT):
             try:
-                obj = json.loads(heal_fragment(raw, scan))
+                healed = heal_fragment(raw, scan)
+                obj = json.loads(healed)
             except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict) and obj.get("id") and obj.get("component"):
                 body = obj["component"]
                 if isinstance(body, str) or (isinstance(body, dict) and body):
                     try:
-                        self._handle_partial_component(obj)
+                        self._handle_partial_component(obj, healed)
                     except (ValueError, TypeError):
                         continue
 
@@ -952,31 +960,38 @@ class StreamParser:
             if sid in self._deleted:
                 return
             yielded = self._yielded_ids.get(sid, set())
-            changed_real, changed_ph = self._changed(sid, reach, extras)
-            if reach <= yielded and not changed_real and not changed_ph:
+            components = self._components()
+            dup = bool(extras) and self._loading_ids > 0 and not reach.isdisjoint(extras)
+            changed_real, changed_ph = self._changed(sid, reach, extras, dup)
+            fresh = not reach <= yielded
+            if not fresh and not changed_real and not changed_ph:
                 return
             if self._buffered_start and sid not in self._started:
                 self._yield_messages([self._buffered_start], parts, strict=True)
                 self._started.add(sid)
                 self._surfaces.add(sid)
-            components = self._components()
             if extras:
                 components.extend(map(self._ph_comp.__getitem__, extras))
             if self._v09:
                 message: dict[str, Any] = {"version": "v0.9", _UC: {"components": components, "surfaceId": sid}}
             else:
                 message = {_SU: {"surfaceId": sid, "components": components}}
-            if self._partial_ok(sid, message, reach, extras, changed_real):
+            if self._partial_ok(sid, message, reach, extras, changed_real, dup):
                 self._emit(parts, message)
-            self._yielded_ids.setdefault(sid, set()).update(reach)
+            if fresh:
+                self._yielded_ids.setdefault(sid, set()).update(reach)
             contents = self._contents.setdefault(sid, {})
             shown = self._ph_shown.setdefault(sid, set())
             for cid in changed_real:
                 contents[cid] = self._proc[cid][1]
-                shown.discard(cid)
+                if cid in shown:
+                    shown.discard(cid)
+                    self._ph_synced = None
             for pid in changed_ph:
                 contents[pid] = self._ph_dump[pid]
                 shown.add(pid)
+            if not dup:
+                self._ph_synced = (sid, extras)
         except ValueError as exc:
             text = str(exc)
             if "Circular" in text or "Self-reference" in text or "recursion" in text.lower() or check_root:
@@ -1005,8 +1020,10 @@ class StreamParser:
                 for pid in self._proc[cid][0].placeholders:
                     merged[pid] = None
             extras = list(merged)
-        for pid in set(extras).difference(self._ph_comp):
-            self._placeholder(pid)
+        if extras is not self._extras_seen:
+            for pid in set(extras).difference(self._ph_comp):
+                self._placeholder(pid)
+            self._extras_seen = extras
         return extras
 
     def _apply_patches(self, cid: Any, children: list[Any]) -> None:
@@ -1034,6 +1051,7 @@ class StreamParser:
         if self._out_version != topo.version:
             ids[:] = topo.sorted_reach
             out[:] = [self._proc[cid][0].comp for cid in ids]
+            self._loading_ids = sum(1 for cid in ids if isinstance(cid, str) and cid.startswith("loading_"))
             self._out_version = topo.version
             self._out_dirty.clear()
         else:
@@ -1043,6 +1061,8 @@ class StreamParser:
                     continue
                 ids.insert(at, cid)
                 out.insert(at, self._proc[cid][0].comp)
+                if isinstance(cid, str) and cid.startswith("loading_"):
+                    self._loading_ids += 1
                 self._out_dirty.discard(cid)
             for cid in self._out_dirty:
                 at = bisect_left(ids, cid)
@@ -1062,15 +1082,20 @@ class StreamParser:
         return comp
 
     def _reprocess(self, cid: Any) -> None:
-        shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open)
+        raw = self._raw.get(cid)
+        copy = json.loads(raw) if raw is not None else None
+        shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open, copy)
         dump = json.dumps(shown.comp, sort_keys=True)
         old = self._proc.get(cid)
         if old is None or old[1] != dump:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
         self._out_dirty.add(cid)
-        for child in shown.missing:
-            self._waiting.setdefault(child, set()).add(cid)
+        registered = self._registered.setdefault(cid, set())
+        if not registered.issuperset(shown.missing):
+            for child in shown.missing - registered:
+                self._waiting.setdefault(child, set()).add(cid)
+            registered |= shown.missing
         if shown.placeholders:
             self._with_ph.add(cid)
         else:
@@ -1080,7 +1105,7 @@ class StreamParser:
         else:
             self._bufdep.discard(cid)
 
-    def _changed(self, sid: Any, reach: set[Any], extras: list[str]) -> tuple[list[Any], list[str]]:
+    def _changed(self, sid: Any, reach: set[Any], extras: list[str], dup: bool) -> tuple[list[Any], list[str]]:
         """Components, then placeholders, whose shown form differs from what ``sid`` last got."""
         contents = self._contents.get(sid, {})
         if self._cmp_sid != sid:
@@ -1089,21 +1114,28 @@ class StreamParser:
         candidates = self._touched & reach
         self._touched -= candidates
         changed_ph: list[str] = []
-        if extras:
+        synced = self._ph_synced
+        if extras and not (synced is not None and synced[0] == sid and synced[1] is extras):
             shown = self._ph_shown.get(sid, set())
             if not shown.issuperset(extras):
                 changed_ph = [pid for pid in extras if pid not in shown]
-            if not reach.isdisjoint(extras):  # an id shown both as a component and as a placeholder
-                for pid in extras:
-                    if pid in reach:
-                        candidates.add(pid)
-                        if pid not in changed_ph and contents.get(pid) != self._ph_dump[pid]:
-                            changed_ph.append(pid)
+        if dup:  # an id shown both as a component and as a placeholder
+            for pid in extras:
+                if pid in reach:
+                    candidates.add(pid)
+                    if pid not in changed_ph and contents.get(pid) != self._ph_dump[pid]:
+                        changed_ph.append(pid)
         changed_real = [cid for cid in candidates if self._proc[cid][1] != contents.get(cid)]
         return changed_real, changed_ph
 
     def _partial_ok(
-        self, sid: Any, message: dict[str, Any], reach: set[Any], extras: list[str], changed: list[Any]
+        self,
+        sid: Any,
+        message: dict[str, Any],
+        reach: set[Any],
+        extras: list[str],
+        changed: list[Any],
+        dup: bool,
     ) -> bool:
         """Lenient validation of the synthesized update (a failure silently drops it).
 
@@ -1124,13 +1156,17 @@ class StreamParser:
                 bad.discard(cid)
             else:
                 bad.add(cid)
-        if extras and not reach.isdisjoint(extras):
+        if dup:
             return False
         if not bad.isdisjoint(reach):
             return False
         if extras:
+            valid = self._ph_valid
+            if valid is not None and valid[0] == sid and valid[1] is extras:
+                return True
             ok = self._ph_ok.setdefault(sid, set())
             if ok.issuperset(extras):
+                self._ph_valid = (sid, extras)
                 return True
             nok = self._ph_bad.setdefault(sid, set())
             for pid in extras:
@@ -1213,11 +1249,15 @@ def _split_validation_ok(schema: Any) -> bool:
 
 
 def _partial_tag_len(text: str, tag: str) -> int:
-    """Length of the longest proper prefix of ``tag`` that ``text`` ends with (held back for later)."""
-    for size in range(len(tag) - 1, 0, -1):
-        if text.endswith(tag[:size]):
-            return size
-    return 0
+    """Length of the longest proper prefix of ``tag`` that ``text`` ends with (held back for later).
+
+    The tags hold one ``<``, at their start, so only the suffix from the last ``<`` can qualify.
+    """
+    at = text.rfind("<", max(0, len(text) - len(tag) + 1))
+    if at < 0:
+        return 0
+    size = len(text) - at
+    return size if size < len(tag) and tag.startswith(text[at:]) else 0
 
 
 def _dedupe_surface_updates(messages: list[Any]) -> list[Any]:
