@@ -63,10 +63,12 @@ def build(cls: type[M], /, **values: Any) -> M:
 
 
 _COUNTS: dict[type, int] = {}
+_ALL_SET: dict[type, set[str]] = {}
 
 
 def _count(cls: type[BaseModel]) -> int:
     n = _COUNTS[cls] = len(cls.model_fields)  # the class property costs ~1 µs per access: cache it
+    _ALL_SET[cls] = set(cls.model_fields)
     return n
 
 
@@ -76,7 +78,8 @@ def make(
     """Like :func:`build`, for a hot path that passes *every* field, in declaration order, as a dict.
 
     ``extra`` holds the extra members of an ``extra="allow"`` model (``{}`` when there are none);
-    ``fields_set`` defaults to every field. The only check is the field count, which catches a field
+    ``fields_set`` defaults to every field (one set per class, shared: models built here are frozen,
+    so nothing mutates it). The only check is the field count, which catches a field
     added to the model and not to the caller (the codec tests also round-trip built objects through
     ``model_validate``).
     """
@@ -84,7 +87,9 @@ def make(
         raise TypeError(f"{cls.__name__} needs all {len(cls.model_fields)} fields, got {sorted(data)}")
     obj = _new(cls)
     _set_dict(obj, data)
-    _set_fields_set(obj, set(data) if fields_set is None else fields_set)
+    # With every field given, all instances share one "fields set". Safe for these frozen models:
+    # pydantic only ever mutates the *copy* it makes in model_copy(update=...), never the original.
+    _set_fields_set(obj, _ALL_SET[cls] if fields_set is None else fields_set)
     _set_extra(obj, extra)
     _set_private(obj, None)
     return obj

@@ -298,14 +298,17 @@ def _details(faults: list[Fault], d: Any, p: str) -> tuple[Respondent, ApprovalS
     notes: tuple[str, ...] = ()
     if not _DETAILS.issuperset(d):
         notes = tuple(f'ask_details member "{k}" ignored (unknown to ACS {ACS_VERSION})' for k in d if k not in _DETAILS)
-    spec = make(
-        ApprovalSpec,
-        {
-            "kind": "approval",
-            "options": () if options is _M else tuple(options),
-            "intent_extension": None if ext is _M else intent_extension_model(ext),
-        },
-    )
+    if ext is _M and not options:
+        spec = _PLAIN_APPROVAL
+    else:
+        spec = make(
+            ApprovalSpec,
+            {
+                "kind": "approval",
+                "options": () if options is _M else tuple(options),
+                "intent_extension": None if ext is _M else intent_extension_model(ext),
+            },
+        )
     auth = approver.get("auth")
     respondent = make(
         Respondent,
@@ -534,4 +537,5 @@ def error_envelope(exc: AskgateError, jsonrpc_id: str | int | None) -> dict[str,
 
 
 _NO_CONSENT = Ask.model_fields["consent"].default
+_PLAIN_APPROVAL = ApprovalSpec()
 _REPLY = Ask.model_fields["delivery"].default
