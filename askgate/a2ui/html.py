@@ -324,12 +324,16 @@ class _Renderer:
         )
 
     def label_of(self, node: Node) -> str:
+        text = node.id
         if "label" in node.props:
-            return self.s.text(node.props["label"])
-        helper = self.s.nodes.get(f"{node.id}-label")
-        if helper is not None and helper.type == "Text":
-            return self.s.text(helper.props.get("text"))
-        return node.id
+            text = self.s.text(node.props["label"])
+        else:
+            helper = self.s.nodes.get(f"{node.id}-label")
+            if helper is not None and helper.type == "Text":
+                text = self.s.text(helper.props.get("text"))
+        if not text.removesuffix(" *").strip():  # a field named "" or " ": never an empty label
+            return "Unnamed field" + (" *" if text.endswith(" *") else "")
+        return text
 
     @staticmethod
     def label_html(label: str, required: bool) -> str:
@@ -362,7 +366,8 @@ class _Renderer:
                     f'<input type="hidden" name="{_e(path)}" value="false">'
                     f'<input type="checkbox" {common} value="true"{checked}>{lab}</div>')
         if kind == "longtext":
-            return (f'<div class="a2ui-field" {wrap}>{lab}<textarea {common} rows="4">{_e(_as_text(value))}'
+            # The newline after <textarea> is eaten by every HTML parser, so a value's own leading newline survives.
+            return (f'<div class="a2ui-field" {wrap}>{lab}<textarea {common} rows="4">\n{_e(_as_text(value))}'
                     f"</textarea></div>")
         if kind == "slider":
             lo, hi = _num(node.props.get("min"), 0), _num(node.props.get("max"), 100)
@@ -409,9 +414,11 @@ class _Renderer:
             v = o.get("value")
             oid = f"{dom}__opt{i}"
             checked = " checked" if v in chosen else ""
+            # The posted value is the option's index: any string may be an option value (even "", which
+            # the "No answer" radio posts), so the value itself travels in data-a2ui-value for the script.
             items.append(f'<div class="a2ui-option"><input type="{typ}" id="{_e(oid)}" name="{_e(path)}" '
-                         f'value="{_e(v)}"{checked}><label for="{_e(oid)}">{_e(self.s.text(o.get("label")) or v)}'
-                         f"</label></div>")
+                         f'value="{i}" data-a2ui-value="{_e(v)}"{checked}><label for="{_e(oid)}">'
+                         f'{_e(self.s.text(o.get("label")) or v)}</label></div>')
         aria = f' aria-describedby="{_e(" ".join(described))}"' if described else ""
         aria += ' aria-invalid="true"' if invalid else ""
         aria += ' aria-required="true"' if required else ""
@@ -494,6 +501,16 @@ def render_surface(
 # --------------------------------------------------------------------------------------------------
 
 
+def _option(node: Node | None, posted: str) -> str:
+    """A posted option index -> that option's value (anything else is passed on, to be refused as such)."""
+    opts = node.props.get("options") if node is not None else None
+    if isinstance(opts, list) and posted.isdigit() and int(posted) < len(opts) and isinstance(opts[int(posted)], dict):
+        value = opts[int(posted)].get("value")
+        if isinstance(value, str):
+            return value
+    return posted
+
+
 def form_to_event(messages: Sequence[Any] | Surface, form: Sequence[tuple[str, str]], *, timestamp: str) -> dict[str, Any]:
     """The action event a renderer would send for this form post (``a2ui_source`` names the button).
 
@@ -521,9 +538,9 @@ def form_to_event(messages: Sequence[Any] | Surface, form: Sequence[tuple[str, s
         if kind == "checkbox":
             context[key] = bool(got) and got[-1] == "true"
         elif kind == "choice":
-            context[key] = [got[-1]] if got and got[-1] != "" else []
+            context[key] = [_option(node, got[-1])] if got and got[-1] != "" else []
         elif kind == "multi":
-            context[key] = [g for g in got if g != ""]
+            context[key] = [_option(node, g) for g in got if g != ""]
         else:
             context[key] = got[-1] if got else ""
     body = {"name": event.get("name") if isinstance(event.get("name"), str) else source, "surfaceId": s.surface_id,

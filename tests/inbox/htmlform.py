@@ -113,7 +113,7 @@ class Form:
         """What the control(s) named ``name`` currently hold (checked values for radios/checkboxes)."""
         els = [el for el in self.named(name) if el.attrs.get("type") != "hidden"]
         if els and els[0].tag == "input" and els[0].attrs.get("type") in ("radio", "checkbox"):
-            return [el.attrs.get("value", "on") for el in els if self.values[id(el)]]
+            return [_shown(el) for el in els if self.values[id(el)]]
         return self.values[id(els[0])] if els else None
 
     def set(self, name: str, value: Any) -> None:
@@ -122,14 +122,16 @@ class Form:
         assert els, f"no control named {name!r}"
         t = els[0].attrs.get("type", "text") if els[0].tag == "input" else els[0].tag
         if t == "radio":
+            if isinstance(value, (list, tuple)):  # a one-pick list shown as radios (v0.8 maxAllowedSelections 1)
+                value = value[0] if value else None
             for el in els:
-                self.values[id(el)] = el.attrs.get("value") == value
+                self.values[id(el)] = _shown(el) == value
         elif t == "checkbox" and len(els) == 1 and els[0].attrs.get("value") == "true" and isinstance(value, bool):
             self.values[id(els[0])] = value
         elif t == "checkbox":
             chosen = set(value)
             for el in els:
-                self.values[id(el)] = el.attrs.get("value") in chosen
+                self.values[id(el)] = _shown(el) in chosen
         else:
             self.values[id(els[0])] = value
 
@@ -149,3 +151,8 @@ class Form:
         assert len(buttons) == 1, button_value
         out.append((buttons[0].attrs["name"], button_value))
         return out
+
+
+def _shown(el: El) -> str:
+    """An option's value as the page means it (the inbox posts option indexes and keeps the value aside)."""
+    return el.attrs.get("data-a2ui-value", el.attrs.get("value", "on"))

@@ -167,10 +167,10 @@
     if (kind === "checkbox") return input.checked;
     if (kind === "choice") {
       var c = wrap.querySelector("input[type=radio]:checked");
-      return c && c.value !== "" ? [c.value] : [];
+      return c && c.value !== "" ? [c.dataset.a2uiValue] : [];
     }
     if (kind === "multi") {
-      return Array.prototype.map.call(wrap.querySelectorAll("input[type=checkbox]:checked"), function (x) { return x.value; });
+      return Array.prototype.map.call(wrap.querySelectorAll("input[type=checkbox]:checked"), function (x) { return x.dataset.a2uiValue; });
     }
     if (kind === "slider") return wrap.hasAttribute("data-a2ui-unset") ? "" : Number(input.value);
     if (kind === "datetime") {
