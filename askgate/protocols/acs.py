@@ -136,7 +136,7 @@ def parse_request(doc: Any, binding: Any = None, form: str = "auto") -> Ask:
         base += "/ask_details"
     parts = _details(faults, details, base) if details is not _M else None
     bound = _binding(faults, binding) if binding is not None else {}
-    if type(bound.get("request_id")) is str and type(request_id) is str and bound["request_id"] != request_id:
+    if request_id is not None and type(bound.get("request_id")) is str and bound["request_id"] != request_id:
         faults.append(
             Fault("/binding/request_id", "binding.request_id differs from the result's request_id", "acs.request-id-mismatch")
         )
@@ -275,7 +275,9 @@ def _details(faults: list[Fault], d: Any, p: str) -> tuple[Respondent, ApprovalS
                 if type(item) is not str:
                     add(Fault(f"{p}/options/{i}", f"options[{i}] must be a string, not {C.kind(item)}", "type"))
     timeout = g("timeout_seconds", _M)
-    if timeout is _M:
+    if type(timeout) is int and 1 <= timeout <= C.MAX_SAFE_INTEGER:
+        pass  # the common case, decided in one test
+    elif timeout is _M:
         add(Fault(p + "/timeout_seconds", 'ask_details is missing required member "timeout_seconds"', "required"))
     elif not C.is_integer(timeout):
         add(Fault(p + "/timeout_seconds", f"timeout_seconds must be an integer, not {C.kind(timeout)}", "type"))
