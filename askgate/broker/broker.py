@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import hashlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from askgate.broker import records
 from askgate.broker.callbacks import check_callback_url, post_outcome
 from askgate.broker.errors import BrokerError, forbidden, not_found
+from askgate.broker.plugins import BrokerPlugin
 from askgate.broker.waiters import PgListener, Waiters
 from askgate.core import audit as chain
 from askgate.core import lifecycle as lc
@@ -76,8 +77,9 @@ class Broker:
     """Orchestration over a :class:`Store`. Start it (scheduler, listener) before use; stop it after."""
 
     def __init__(self, store: Store, *, clock: Clock = utcnow, allow_http_callbacks: bool = False,
-                 scheduler: bool = True, max_idle: float = 2.0) -> None:
+                 scheduler: bool = True, max_idle: float = 2.0, plugins: Sequence[BrokerPlugin] = ()) -> None:
         self.store = store
+        self.plugins = list(plugins)
         self.clock = clock
         self.waiters = Waiters()
         self.allow_http_callbacks = allow_http_callbacks
@@ -96,6 +98,8 @@ class Broker:
 
     async def start(self) -> None:
         self._http = httpx.AsyncClient(follow_redirects=False, trust_env=False)
+        for plugin in self.plugins:  # before deadlines are settled, so plugins see those transitions too
+            await plugin.start(self)
         if self.store.backend == "postgresql":
             self._listener = PgListener(str(self.store.engines.write.url.render_as_string(hide_password=False)),
                                         self.waiters)
@@ -108,6 +112,9 @@ class Broker:
         self._spawn(self._redrive_callbacks())
 
     async def stop(self) -> None:
+        for plugin in self.plugins:
+            with contextlib.suppress(Exception):
+                await plugin.stop()
         # A flag as well as cancel(): Python 3.11's wait_for can swallow a cancellation that races its timeout.
         self._stopping = True
         self._wake.set()
@@ -413,7 +420,11 @@ class Broker:
                 caps = [c.model_dump(mode="json", exclude_none=True) for c in effect.capabilities]
                 await tx.extend_intent(effect.session_id, caps)
         if tr.record.terminal:
-            await tx.delete_secrets(tr.record.id)
+            keep = False
+            for plugin in self.plugins:
+                keep = await plugin.on_terminal(tx, tr.record) or keep
+            if not keep:
+                await tx.delete_secrets(tr.record.id)
 
     async def _append(self, tx: Tx, events: Any, *, refused: bool = False) -> None:
         for n, ev in enumerate(events):
@@ -425,6 +436,8 @@ class Broker:
                 await tx.append_audit("session", ev.session_id, factory)
 
     def _after_commit(self, tr: Transition) -> None:
+        for plugin in self.plugins:
+            plugin.after_commit(tr)
         for effect in tr.effects:
             if isinstance(effect, lc.Deliver):
                 self._spawn(self._deliver(effect.ask_id))

@@ -115,7 +115,10 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
         own = store is None
         st = store or await Store.open(settings.db_url, secret_key=settings.secret_key,
                                        sqlite_synchronous=settings.sqlite_synchronous)
-        broker = Broker(st, allow_http_callbacks=settings.allow_http_callbacks, scheduler=settings.scheduler)
+        from askgate.server.wire import wire_plugins
+
+        broker = Broker(st, allow_http_callbacks=settings.allow_http_callbacks, scheduler=settings.scheduler,
+                        plugins=wire_plugins(settings))
         await broker.start()
         app.state.store, app.state.broker = st, broker
         log.info("askgate_started", backend=st.backend)
@@ -133,6 +136,9 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     problems.install(app)
     app.add_middleware(problems.CrashGuard)
     _routes(app, settings)
+    from askgate.server.aqp_endpoint import router as aqp_router
+
+    app.include_router(aqp_router)  # AQP on the wire (askgate/server/aqp_endpoint.py)
     from askgate.server.inbox import mount_inbox
 
     mount_inbox(app)  # the web inbox at / (askgate/server/inbox)

@@ -18,6 +18,16 @@ class Settings:
     scheduler: bool = True
     auth_cache_seconds: float = 2.0  # a revoked token may keep working this long
     log_level: str = "info"
+    # outbound calls (AQP push, webhooks, A2A/MCP peers): askgate/channels/outbound.py
+    outbound_allow: tuple[str, ...] = ()  # hosts or CIDRs reachable although not globally routable
+    outbound_allow_http_loopback: bool = False  # plain http to an allowed loopback address (development)
+    outbound_ca_file: str | None = None  # trust store for outbound TLS (default: the system's)
+    outbound_client_cert: str | None = None  # mTLS: the certificate (and key) askgate presents
+    outbound_client_key: str | None = None
+    webhook_secrets: tuple[tuple[str, str], ...] = ()  # (service respondent id or "*", HMAC secret)
+    # ACS approver authentication (askgate/server/acs_endpoint.py): (identity, approver id) pairs, where
+    # identity is "principal:<askgate principal>" (bearer) or "mtls:<certificate SAN or subject CN>"
+    approver_identities: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
