@@ -1,0 +1,145 @@
+"""Reliability with real processes and a real database file: kill -9 under load, restart, then verify that
+every acknowledged ask and answer is there, none twice, every due deadline settled exactly once; then
+1,000 answer races with exactly one winner each."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.support import askdocs, serve
+from tests.support.scale import examples
+
+
+async def _load(url: str, toks: dict[str, str], acked: dict, stop_at: float) -> None:
+    """Create asks (some with a 1 s deadline, left unanswered) and answer the others, until ``stop_at``."""
+    ha = {"Authorization": f"Bearer {toks['agent']}"}
+    hb = {"Authorization": f"Bearer {toks['bob']}"}
+    counter = iter(range(10**9))
+    limits = httpx.Limits(max_connections=32)
+
+    async def worker(c: httpx.AsyncClient) -> None:
+        while time.monotonic() < stop_at:
+            i = next(counter)
+            deadline = i % 5 == 0
+            params: dict[str, object] = {"respondent": "bob"}
+            if deadline:
+                params["timeout"] = 1
+            try:
+                r = await c.post("/v1/asks", json=askdocs.a2a(f"load {i}"), params=params, headers={
+                    **ha, "Idempotency-Key": f"create-{i}"})
+            except httpx.HTTPError:
+                acked["unacked_creates"].append(i)
+                return
+            assert r.status_code == 201, r.text
+            acked["asks"][i] = (r.json()["id"], deadline)
+            if deadline:
+                continue
+            try:
+                r = await c.post(f"/v1/asks/{acked['asks'][i][0]}/answer",
+                                 json={"action": "accept", "content": {"name": f"v{i}"}},
+                                 headers={**hb, "Idempotency-Key": f"answer-{i}"})
+            except httpx.HTTPError:
+                return
+            assert r.status_code == 200, r.text
+            acked["answers"][i] = f"v{i}"
+
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=10) as c:
+        await asyncio.gather(*(worker(c) for _ in range(16)))
+
+
+def _tokens(served: serve.Served) -> dict[str, str]:
+    admin = served.first_token()
+    out = {"admin": admin}
+    for pid, role in (("agent", "asker"), ("bob", "respondent"), ("rival", "respondent")):
+        r = httpx.post(served.url + "/v1/tokens", json={"principal": pid, "role": role},
+                       headers={"Authorization": f"Bearer {admin}"})
+        out[pid] = r.json()["token"]
+    return out  # type: ignore[return-value]
+
+
+def test_kill_9_under_load_then_restart_then_answer_races(tmp_path: Path) -> None:
+    served = serve.ready(serve.start(tmp_path, name="first"))
+    toks = _tokens(served)
+    acked: dict = {"asks": {}, "answers": {}, "unacked_creates": []}
+    target = examples(2000)
+
+    async def load_then_kill() -> None:
+        task = asyncio.create_task(_load(served.url, toks, acked, time.monotonic() + 120))
+        while len(acked["asks"]) < target and not task.done():
+            await asyncio.sleep(0.05)
+        served.proc.send_signal(signal.SIGKILL)  # mid-flight: requests are in progress right now
+        await asyncio.wait_for(task, 30)
+
+    asyncio.run(load_then_kill())
+    served.proc.wait(10)
+    assert len(acked["asks"]) >= target
+    time.sleep(1.2)  # every 1 s deadline passes while askgate is down
+    again = serve.ready(serve.start(tmp_path, name="second"))
+    try:
+        ha = {"Authorization": f"Bearer {toks['agent']}"}
+        with httpx.Client(base_url=again.url, headers=ha, timeout=30) as c:
+            # re-send the creates whose response was lost: the idempotency key must not make a second ask
+            for i in acked["unacked_creates"]:
+                r = c.post("/v1/asks", json=askdocs.a2a(f"load {i}"), params={"respondent": "bob"},
+                           headers={"Idempotency-Key": f"create-{i}"})
+                assert r.status_code == 201
+            views: dict[str, dict] = {}
+            cursor = None
+            while True:
+                page = c.get("/v1/asks", params={"limit": 500, **({"cursor": cursor} if cursor else {})}).json()
+                views.update({v["id"]: v for v in page["items"]})
+                cursor = page["next_cursor"]
+                if not cursor:
+                    break
+        prompts = [v["prompt"] for v in views.values()]
+        assert len(prompts) == len(set(prompts)), "an ask was created twice"
+        for i, (ask_id, deadline) in acked["asks"].items():
+            view = views[ask_id]  # every acknowledged ask survived
+            if deadline:
+                assert view["state"] == "timed_out", view  # settled on start-up
+            if i in acked["answers"]:
+                assert view["state"] == "answered" and view["outcome"]["value"] == {"name": acked["answers"][i]}
+        # 1,000 races: two respondents answer the same ask at the same moment; exactly one wins
+        asyncio.run(_races(again.url, toks, examples(1000)))
+    finally:
+        again.stop()
+    db = sqlite3.connect(tmp_path / ".askgate" / "askgate.db")
+    per_ask: dict[str, list[str]] = {}
+    for chain_id, entry in db.execute("SELECT chain_id, entry FROM audit_entries WHERE chain_kind = 'ask'"):
+        per_ask.setdefault(chain_id, []).append(json.loads(entry)["step_type"])
+    db.close()
+    for ask_id, steps in per_ask.items():
+        assert steps.count("answer") + steps.count("timeout") <= 1, (ask_id, steps)
+        assert steps[0] == "ask"
+    for ask_id, deadline in acked["asks"].values():
+        if deadline:
+            assert per_ask[ask_id].count("timeout") == 1
+
+
+async def _races(url: str, toks: dict[str, str], n: int) -> None:
+    ha = {"Authorization": f"Bearer {toks['agent']}"}
+    people = {"bob": {"Authorization": f"Bearer {toks['bob']}"}, "rival": {"Authorization": f"Bearer {toks['rival']}"}}
+    sem = asyncio.Semaphore(16)
+    async with httpx.AsyncClient(base_url=url, timeout=30, limits=httpx.Limits(max_connections=48)) as c:
+
+        async def race(i: int) -> None:
+            async with sem:
+                ask = (await c.post("/v1/asks", json=askdocs.aqp(), headers=ha,
+                                    params=[("respondent", "bob"), ("respondent", "rival")])).json()
+                rs = await asyncio.gather(*(c.post(f"/v1/asks/{ask['id']}/answer", headers=h,
+                                                   json=askdocs.aqp_answer("ship" if who == "bob" else "hold"))
+                                            for who, h in people.items()))
+            codes = sorted(r.status_code for r in rs)
+            assert codes == [200, 409], [r.text for r in rs]
+            win = next(r for r in rs if r.status_code == 200).json()["outcome"]
+            lose = next(r for r in rs if r.status_code == 409).json()
+            assert lose["outcome"] == win
+
+        await asyncio.gather(*(race(i) for i in range(n)))
