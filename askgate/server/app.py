@@ -139,6 +139,12 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     from askgate.server.aqp_endpoint import router as aqp_router
 
     app.include_router(aqp_router)  # AQP on the wire (askgate/server/aqp_endpoint.py)
+    from askgate.server.acs_endpoint import router as acs_router
+
+    app.include_router(acs_router)  # ACS JSON-RPC at /acs (askgate/server/acs_endpoint.py)
+    from askgate.server.a2a import mount_a2a
+
+    mount_a2a(app)  # the A2A agent: /.well-known/agent-card.json, /a2a (askgate/server/a2a)
     from askgate.server.inbox import mount_inbox
 
     mount_inbox(app)  # the web inbox at / (askgate/server/inbox)
