@@ -165,8 +165,7 @@ class Broker:
 
     async def chain_head(self, record: AskRecord) -> str | None:
         kind, cid = ("session", record.ask.session_id) if record.ask.session_id else ("ask", record.id)
-        entries = await self.store.audit_chain(kind, cid)
-        return entries[-1]["entry_hash"] if entries else None
+        return await self.store.chain_head(kind, cid)
 
     async def view(self, record: AskRecord) -> dict[str, Any]:
         head = await self.chain_head(record) if record.ask.dialect == Dialect.ACS and record.terminal else None
@@ -267,10 +266,12 @@ class Broker:
     # ---- changing --------------------------------------------------------------------------------
 
     async def answer(self, ask_id: str, payload: Any, *, who: Principal,
-                     idempotency: Idempotency | None = None) -> AskRecord:
+                     idempotency: Idempotency | None = None, authenticated_by: str | None = None) -> AskRecord:
         """Check ``payload`` with the ask's codec (or as a canonical answer) and record it, exactly once.
 
         Anyone authenticated may try; the lifecycle refuses (403, audited) whoever the ask was not offered to.
+        ``authenticated_by``: how the edge verified ``who`` (``"mtls"`` from askgate/server/acs_endpoint.py);
+        an ACS approver whose ASK says ``auth.method: mtls`` may answer only over mTLS.
         """
         if idempotency is not None:
             replay = await self._replay(ask_id, who, idempotency)
@@ -281,6 +282,8 @@ class Broker:
             raise not_found()
         record = records.from_row(row)
         respondent = record.routing.find(who.id) or Respondent(kind="human", id=who.id)
+        if respondent.auth_method == "mtls" and authenticated_by != "mtls":
+            raise forbidden("this approver must answer over mutual TLS (approver.auth.method is mtls)")
         answer = self._check_answer(record, payload, respondent, self.clock())
         return await self._change(ask_id, lc.Respond(respondent=respondent, answer=answer), who=who,
                                   idempotency=idempotency, operation="answer")
@@ -351,9 +354,11 @@ class Broker:
         return await self._change(ask_id, lc.ConsentReply(respondent_id=who.id, granted=granted), who=who)
 
     async def _change(self, ask_id: str, event: lc.Event, *, who: Principal,
-                      idempotency: Idempotency | None = None, operation: str = "") -> AskRecord:
+                      idempotency: Idempotency | None = None, operation: str = "",
+                      row: AskRow | None = None) -> AskRecord:
         for _attempt in range(50):
-            row = await self.store.get_ask(ask_id)
+            if row is None:
+                row = await self.store.get_ask(ask_id)
             if row is None:
                 raise not_found()
             record = records.from_row(row)
@@ -376,6 +381,7 @@ class Broker:
                     if refusal is not None and refusal.audit is not None and refusal.code == "forbidden":
                         await self._append(tx, [refusal.audit], refused=True)
             except VersionConflict:
+                row = None
                 continue
             except IdempotentReplay as replay:
                 if not replay.same_body:

@@ -469,6 +469,12 @@ class Store:
                 .order_by(t.audit_entries.c.seq))
             return [json.loads(e) for (e,) in res.all()]
 
+    async def chain_head(self, chain_kind: str, chain_id: str) -> str | None:
+        """The latest entry_hash of a chain (None for an empty chain)."""
+        async with self._engines.read.connect() as conn:
+            return (await conn.execute(sa.select(t.chain_heads.c.head_hash).where(
+                t.chain_heads.c.chain_kind == chain_kind, t.chain_heads.c.chain_id == chain_id))).scalar_one_or_none()
+
     # ---- consent and intents --------------------------------------------------------------------
 
     async def get_consent(self, respondent_id: str, scope: str) -> ConsentGrant | None:

@@ -1,0 +1,324 @@
+"""Broker benchmarks: round trip at 1/100/1,000 waiters (vs 3-second polling), sustained throughput, and
+deadline accuracy for many pending asks, also across a restart. SQLite by default; ``--pg`` adds PostgreSQL.
+
+The server is a real ``askgate serve`` process; this script is the load generator, in another process,
+talking over loopback. Figures are printed as a table (and ``--json`` writes them to a file).
+
+    python bench/broker.py                     # everything on SQLite, issue-sized (takes minutes)
+    python bench/broker.py --quick --pg        # small counts, SQLite and PostgreSQL
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+A2A = {"message": "Your name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}},
+                                                    "required": ["name"]}}
+ANSWER = {"action": "accept", "content": {"name": "Ada"}}
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, workdir: Path, db: str | None) -> None:
+        self.workdir, self.db, self.port = workdir, db, free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.token: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        args = [sys.executable, "-m", "askgate.cli", "serve", "--port", str(self.port), "--log-level", "warning"]
+        if self.db:
+            args += ["--db", self.db]
+        out = (self.workdir / "serve.out").open("ab")
+        self.proc = subprocess.Popen(args, cwd=self.workdir, stdout=out, stderr=(self.workdir / "serve.err").open("ab"),
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("server did not start")
+        if self.token is None:
+            lines = [x for x in (self.workdir / "serve.out").read_text().splitlines() if x.startswith("agk_")]
+            self.token = lines[0]
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(30)
+
+    def tokens(self) -> dict[str, str]:
+        out = {}
+        for pid, role in (("bench-agent", "asker"), ("bench-bob", "respondent")):
+            r = httpx.post(self.url + "/v1/tokens", json={"principal": pid, "role": role},
+                           headers={"Authorization": f"Bearer {self.token}"})
+            out[pid] = r.json()["token"]
+        return out
+
+
+async def round_trip(url: str, toks: dict[str, str], waiters: int, *, poll: float | None = None) -> dict[str, float]:
+    """Answer-accepted -> waiter-holds-it latency (ms) with ``waiters`` concurrent waiters (long poll, or
+    GET every ``poll`` seconds for the baseline)."""
+    ha = {"Authorization": f"Bearer {toks['bench-agent']}"}
+    hb = {"Authorization": f"Bearer {toks['bench-bob']}"}
+    limits = httpx.Limits(max_connections=waiters + 64, max_keepalive_connections=waiters + 64)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as c:
+        sem = asyncio.Semaphore(32)
+
+        async def make() -> str:
+            async with sem:
+                r = await c.post("/v1/asks", json=A2A, params={"respondent": "bench-bob"}, headers=ha)
+                return r.json()["id"]
+
+        ids = await asyncio.gather(*(make() for _ in range(waiters)))
+        got: dict[str, float] = {}
+
+        async def wait(ask_id: str) -> None:
+            if poll is None:
+                while True:
+                    r = await c.get(f"/v1/asks/{ask_id}/wait", params={"timeout": 60}, headers=ha)
+                    if r.json()["terminal"]:
+                        got[ask_id] = time.perf_counter()
+                        return
+            else:
+                await asyncio.sleep(poll * (hash(ask_id) % 1000) / 1000)  # pollers are not in phase
+                while True:
+                    r = await c.get(f"/v1/asks/{ask_id}", headers=ha)
+                    if r.json()["terminal"]:
+                        got[ask_id] = time.perf_counter()
+                        return
+                    await asyncio.sleep(poll)
+
+        tasks = [asyncio.create_task(wait(i)) for i in ids]
+        await asyncio.sleep(1.0 + waiters / 500)  # every waiter is parked
+        acked: dict[str, float] = {}
+
+        async def answer(ask_id: str) -> None:
+            async with sem:
+                r = await c.post(f"/v1/asks/{ask_id}/answer", json=ANSWER, headers=hb)
+                assert r.status_code == 200, r.text
+                acked[ask_id] = time.perf_counter()
+
+        # answers are spread out so that each measures one wake-up, not a thundering herd
+        for ask_id in ids:
+            await answer(ask_id)
+            await asyncio.sleep(0.002)
+        await asyncio.gather(*tasks)
+    lat = [max(0.0, got[i] - acked[i]) * 1000 for i in ids]
+    return {"waiters": waiters, "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "max_ms": max(lat)}
+
+
+async def throughput(url: str, toks: dict[str, str], seconds: float, workers: int = 32) -> dict[str, float]:
+    """Asks created and answered per second, sustained for ``seconds``."""
+    ha = {"Authorization": f"Bearer {toks['bench-agent']}"}
+    hb = {"Authorization": f"Bearer {toks['bench-bob']}"}
+    done = 0
+    end = time.monotonic() + seconds
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=httpx.Limits(max_connections=workers * 2)) as c:
+
+        async def worker() -> None:
+            nonlocal done
+            while time.monotonic() < end:
+                r = await c.post("/v1/asks", json=A2A, params={"respondent": "bench-bob"}, headers=ha)
+                r2 = await c.post(f"/v1/asks/{r.json()['id']}/answer", json=ANSWER, headers=hb)
+                assert r2.status_code == 200
+                done += 1
+
+        t0 = time.monotonic()
+        await asyncio.gather(*(worker() for _ in range(workers)))
+        elapsed = time.monotonic() - t0
+    return {"seconds": round(elapsed, 1), "asks_answered": done, "per_second": done / elapsed}
+
+
+async def seed_deadlines(db_url: str, n: int, start_in: float, spread: float) -> None:
+    """Insert ``n`` pending asks straight into the store, deadlines spread evenly over ``spread`` seconds."""
+    from askgate.broker.broker import Broker
+    from askgate.broker import records
+    from askgate.core import lifecycle as lc
+    from askgate.core.model import Respondent
+    from askgate.protocols.registry import codec_for
+    from askgate.store import Store
+
+    store = await Store.open(db_url, sqlite_synchronous="NORMAL")
+    broker = Broker(store, scheduler=False)
+    ask0 = codec_for("a2a-elicitation").parse_request(A2A)
+    routing = lc.Routing(respondents=(Respondent(kind="human", id="bench-bob"),))
+    now = datetime.now(UTC)
+    first = now + timedelta(seconds=start_in)
+    batch = 1000
+    for base in range(0, n, batch):
+        async with store.write(now) as tx:
+            for i in range(base, min(n, base + batch)):
+                ask_id = str(uuid.uuid4())
+                ask = ask0.model_copy(update={"id": ask_id, "asker": "bench-agent"})
+                deadline = first + timedelta(seconds=spread * i / n)
+                tr = lc.open_ask(ask, ask_id=ask_id, routing=routing, now=now,
+                                 timeout_seconds=(deadline - now).total_seconds())
+                await tx.insert_ask(records.to_row(tr.record))
+                await broker._append(tx, tr.audit)  # noqa: SLF001 - the bench seeds the chain exactly as the broker does
+    await store.close()
+
+
+async def deadline_lateness(db_url: str) -> list[float]:
+    from askgate.core.lifecycle import AskRecord
+    from askgate.store import AskQuery, Store
+
+    store = await Store.open(db_url)
+    late: list[float] = []
+    cursor = None
+    unsettled = 0
+    while True:
+        page = await store.list_asks(AskQuery(limit=500, cursor=cursor))
+        for row in page.items:
+            rec = AskRecord.from_json(row.record)
+            if rec.deadline_at is None:
+                continue
+            if rec.settled_at is None:
+                unsettled += 1
+                continue
+            late.append((rec.settled_at - rec.deadline_at).total_seconds())
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    await store.close()
+    if unsettled:
+        print(f"  WARNING: {unsettled} asks with a deadline were not settled", file=sys.stderr)
+    return late
+
+
+def deadlines(workdir: Path, db: str | None, n: int, spread: float, restart: bool) -> dict[str, Any]:
+    db_url = db or f"sqlite:///{workdir / '.askgate' / 'askgate.db'}"
+    server = Server(workdir, db)
+    server.start()  # migrate + first admin
+    server.stop()
+    t0 = time.monotonic()
+    asyncio.run(seed_deadlines(db_url, n, start_in=30.0, spread=spread))
+    seeded = time.monotonic() - t0
+    if seeded > 25:
+        print(f"  note: seeding took {seeded:.0f}s; early deadlines were already due at start-up", file=sys.stderr)
+    server.start()
+    down = (0.0, 0.0)
+    if restart:
+        time.sleep(max(0.0, 30 - seeded) + spread / 2)
+        k0 = time.monotonic()
+        server.stop(signal.SIGKILL)
+        server.start()
+        down = (k0, time.monotonic())
+    time.sleep(max(0.0, 30 - (time.monotonic() - t0)) + spread + 5)
+    server.stop()
+    late = asyncio.run(deadline_lateness(db_url))
+    return {"asks": n, "spread_s": spread, "restart": restart, "settled": len(late),
+            "p50_ms": pct(late, 50) * 1000, "p99_ms": pct(late, 99) * 1000, "max_ms": max(late) * 1000,
+            "within_1s": sum(1 for x in late if x <= 1.0) / max(1, len(late)),
+            "restart_downtime_s": round(down[1] - down[0], 1)}
+
+
+def run_backend(name: str, db: str | None, args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {"backend": name}
+    workdir = Path(tempfile.mkdtemp(prefix=f"askgate-bench-{name}-"))
+    try:
+        server = Server(workdir, db)
+        server.start()
+        toks = server.tokens()
+        out["round_trip"] = [asyncio.run(round_trip(server.url, toks, n)) for n in args.waiters]
+        out["round_trip_polling_3s"] = asyncio.run(round_trip(server.url, toks, min(args.waiters[-1], 100), poll=3.0))
+        out["throughput"] = asyncio.run(throughput(server.url, toks, args.duration))
+        server.stop()
+        dl_dir = Path(tempfile.mkdtemp(prefix=f"askgate-bench-dl-{name}-"))
+        dl_db = _fresh(db) if db else None
+        out["deadlines"] = deadlines(dl_dir, dl_db, args.deadline_asks, args.spread, restart=False)
+        dl_dir2 = Path(tempfile.mkdtemp(prefix=f"askgate-bench-dl2-{name}-"))
+        out["deadlines_restart"] = deadlines(dl_dir2, _fresh(db) if db else None, args.deadline_asks, args.spread,
+                                             restart=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def _fresh(db: str | None) -> str | None:
+    if db is None:
+        return None
+    from tests.support import postgres
+
+    return postgres.fresh_database()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
+    p.add_argument("--pg", action="store_true", help="also run on PostgreSQL (started by the bench itself)")
+    p.add_argument("--sqlite", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = p.parse_args()
+    args.waiters = [1, 10, 50] if args.quick else [1, 100, 1000]
+    args.duration = 10.0 if args.quick else 60.0
+    args.deadline_asks = 2000 if args.quick else 100_000
+    args.spread = 10.0 if args.quick else 60.0
+    results = []
+    if args.sqlite:
+        results.append(run_backend("sqlite", None, args))
+    if args.pg:
+        from tests.support import postgres
+
+        results.append(run_backend("postgresql", postgres.fresh_database(), args))
+    for r in results:
+        print(f"\n== {r['backend']} ==")
+        for rt in r["round_trip"]:
+            print(f"round trip, {rt['waiters']:>5} waiters (long poll): p50 {rt['p50_ms']:8.2f} ms  "
+                  f"p99 {rt['p99_ms']:8.2f} ms  max {rt['max_ms']:8.2f} ms")
+        b = r["round_trip_polling_3s"]
+        print(f"round trip, {b['waiters']:>5} waiters (poll 3 s): p50 {b['p50_ms']:8.2f} ms  "
+              f"p99 {b['p99_ms']:8.2f} ms  max {b['max_ms']:8.2f} ms   [baseline]")
+        t = r["throughput"]
+        print(f"throughput: {t['per_second']:.0f} asks created+answered/s over {t['seconds']} s ({t['asks_answered']})")
+        for key in ("deadlines", "deadlines_restart"):
+            d = r[key]
+            print(f"{key}: {d['settled']}/{d['asks']} settled over {d['spread_s']} s; lateness p50 {d['p50_ms']:.0f} ms "
+                  f"p99 {d['p99_ms']:.0f} ms max {d['max_ms']:.0f} ms; within 1 s: {d['within_1s']:.1%}"
+                  + (f"; kill -9 + restart took {d['restart_downtime_s']} s" if d["restart"] else ""))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
