@@ -169,12 +169,28 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(name)
 
 
+def _in_form_order(ask: Ask, response: Any) -> Any:
+    """Content keys in the form's field order (protobuf ``Struct`` sorts keys; undeclared keys stay, last)."""
+    wrapped = type(response) is dict and len(response) == 1 and PAYLOAD_KEY in response
+    inner = response[PAYLOAD_KEY] if wrapped else response
+    if type(inner) is not dict or type(inner.get("content")) is not dict:
+        return response
+    form = as_form(ask.spec)[0]
+    content = inner["content"]
+    ordered = {f.name: content[f.name] for f in form.fields if f.name in content}
+    ordered.update({k: v for k, v in content.items() if k not in ordered})
+    inner = {**inner, "content": ordered}
+    return {PAYLOAD_KEY: inner} if wrapped else inner
+
+
 def check_response(ask: Ask, response: Any) -> Answer:
     """An ``elicitation/v1`` response (bare or wrapped) checked against what ``ask`` asked: every fault
     raised; for an approval the decision form's content becomes the ACS decision."""
+    form_ask = _form_ask(ask)
+    response = _in_form_order(form_ask, response)
     if not isinstance(ask.spec, ApprovalSpec):
         return codec.check_answer(ask, response)
-    answer = codec.check_answer(_form_ask(ask), response)
+    answer = codec.check_answer(form_ask, response)
     if answer.outcome != "accept":
         return answer
     content = answer.value if isinstance(answer.value, dict) else {}

@@ -125,8 +125,10 @@ def _timeout(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
-def _message_hash(msg: dict[str, Any]) -> str:
-    body = {k: msg.get(k) for k in ("parts", "metadata", "extensions", "taskId", "contextId")}
+def _message_hash(msg: dict[str, Any], *, with_task: bool = False) -> str:
+    """What a retry must repeat: the content (ids the server generated for a new task are left out)."""
+    keys = ("parts", "metadata", "extensions", "taskId", "contextId") if with_task else ("parts", "metadata", "extensions")
+    body = {k: msg.get(k) for k in keys}
     return body_hash(json.dumps(body, sort_keys=True, separators=(",", ":"), default=str))
 
 
@@ -316,7 +318,8 @@ class AskgateExecutor(AgentExecutor):
             await self._require_input(updater, record, msg, context, exc.faults)
             return
         payload = carriage.canonical_answer(answer)
-        idem = Idempotency("a2a:" + str(msg.get("messageId", "")), _message_hash(msg)) if msg.get("messageId") else None
+        idem = (Idempotency("a2a:" + str(msg.get("messageId", "")), _message_hash(msg, with_task=True))
+                if msg.get("messageId") else None)
         try:
             record = await self.broker.answer(ask_id, payload, who=who, idempotency=idem)
         except BrokerError as exc:

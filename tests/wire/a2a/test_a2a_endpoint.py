@@ -1,0 +1,320 @@
+"""askgate as an A2A agent, end to end: a real askgate (uvicorn, 127.0.0.1) and the a2a-sdk client.
+
+(b) askgate asks its A2A caller (the caller is the respondent): input-required with the text fallback
+and, only when the caller activated elicitation/v1, the typed data part; bad answers keep the task in
+input-required with the faults; the outcome completes the task. (a) an A2A caller asks (the caller is
+the asker): the task works until the respondent answers, then completes with the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver
+from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest
+from a2a.utils.constants import TransportProtocol
+from google.protobuf import json_format
+
+from askgate.protocols.a2a_carriage import EXTENSION_URI
+from tests.wire.a2a.conftest import Askgate, send, user_message
+
+REGION = {"message": "Which region should I deploy to?", "requestedSchema": {"type": "object", "properties": {
+    "region": {"type": "string", "enum": ["eu", "us"], "enumNames": ["Europe", "United States"]},
+    "replicas": {"type": "integer", "minimum": 1, "maximum": 9}}, "required": ["region"]}}
+NAME = {"message": "Your name?", "requestedSchema": {"type": "object", "properties": {
+    "name": {"type": "string", "minLength": 2}}, "required": ["name"]}}
+
+
+def offer(server: Askgate, doc: dict[str, Any], respondent: str, kind: str = "agent") -> str:
+    with server.http("agent") as c:
+        r = c.post("/v1/asks", params={"dialect": "a2a-elicitation", "respondent": respondent,
+                                       "respondent_kind": kind}, json=doc)
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+def ask_view(server: Askgate, ask_id: str) -> dict[str, Any]:
+    with server.http("agent") as c:
+        r = c.get(f"/v1/asks/{ask_id}")
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+def answer_part(action: str, content: dict[str, Any] | None = None) -> dict[str, Any]:
+    payload: dict[str, Any] = {"action": action}
+    if content is not None:
+        payload["content"] = content
+    return {"data": {"elicitation/v1": payload}}
+
+
+async def test_agent_card_declares_the_optional_extension(askgate_server: Askgate) -> None:
+    raw = httpx.get(askgate_server.url + "/.well-known/agent-card.json").json()
+    exts = raw["capabilities"]["extensions"]
+    assert [e["uri"] for e in exts] == [EXTENSION_URI]
+    assert exts[0]["required"] is False  # written out explicitly, not merely defaulted
+    async with httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, askgate_server.url).get_agent_card()
+    assert {i.protocol_binding for i in card.supported_interfaces} == {"HTTP+JSON", "JSONRPC"}
+    assert all(i.url.startswith(askgate_server.url + "/a2a") for i in card.supported_interfaces)
+    assert "bearer" in card.security_schemes
+
+
+def test_a2a_calls_need_a_token(askgate_server: Askgate) -> None:
+    body = {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}]}}
+    r = httpx.post(askgate_server.url + "/a2a/message:send", json=body, headers={"A2A-Version": "1.0"})
+    assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+    r = httpx.post(askgate_server.url + "/a2a/message:send", json=body,
+                   headers={"A2A-Version": "1.0", "Authorization": "Bearer agk_not_a_token"})
+    assert r.status_code == 401
+
+
+async def test_typed_answer_session_with_the_extension(askgate_server: Askgate) -> None:
+    ask_id = offer(askgate_server, REGION, "bob")
+    client = await askgate_server.client("bob")
+    first = (await send(client, user_message({"text": "ready"}, extensions=True), extensions=True))["task"]
+    status = first["status"]
+    assert status["state"] == "TASK_STATE_INPUT_REQUIRED"
+    msg = status["message"]
+    assert msg["role"] == "ROLE_AGENT" and msg["extensions"] == [EXTENSION_URI]
+    assert msg["metadata"]["askgate"]["ask_id"] == ask_id
+    assert [list(p) for p in msg["parts"]] == [["text"], ["data"]]
+    assert msg["parts"][0]["text"] == REGION["message"]
+    typed = msg["parts"][1]["data"]["elicitation/v1"]
+    assert typed["message"] == REGION["message"]
+    assert typed["requestedSchema"]["properties"]["region"]["enum"] == ["eu", "us"]
+    assert typed["requestedSchema"]["required"] == ["region"]
+
+    # a bad answer: stays input-required, every fault stated (JSON pointers into the message)
+    bad = user_message(answer_part("accept", {"region": "mars", "replicas": 12}), task_id=first["id"],
+                       context_id=first["contextId"], extensions=True)
+    second = (await send(client, bad, extensions=True))["task"]
+    assert second["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    parts = second["status"]["message"]["parts"]
+    faults = next(p["data"]["askgate/faults"] for p in parts if "askgate/faults" in p.get("data", {}))
+    pointers = {f["pointer"] for f in faults}
+    assert pointers == {"/parts/0/data/elicitation~1v1/content/region", "/parts/0/data/elicitation~1v1/content/replicas"}
+    assert "not accepted" in parts[0]["text"] and "region" in parts[0]["text"]
+    assert ask_view(askgate_server, ask_id)["state"] == "delivered"  # an invalid answer does not consume the ask
+
+    # decline is not content-bearing: content on decline is a fault too
+    wrong = user_message(answer_part("decline", {"region": "eu"}), task_id=first["id"], context_id=first["contextId"],
+                         extensions=True)
+    assert (await send(client, wrong, extensions=True))["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+
+    good = user_message({"text": "accepted region: eu, replicas: 3"}, answer_part("accept", {"region": "eu", "replicas": 3}),
+                        task_id=first["id"], context_id=first["contextId"], extensions=True)
+    done = (await send(client, good, extensions=True))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    outcome = done["artifacts"][-1]["parts"][1]["data"]["askgate/outcome"]
+    assert outcome["ask_id"] == ask_id and outcome["state"] == "answered"
+    view = ask_view(askgate_server, ask_id)
+    assert view["state"] == "answered"
+    assert view["outcome"]["value"] == {"region": "eu", "replicas": 3}
+    assert isinstance(view["outcome"]["value"]["replicas"], int)  # protobuf doubles narrowed back
+    assert view["outcome"]["respondent"] == {"kind": "agent", "id": "bob"}
+    assert view["response"] == {"action": "accept", "content": {"region": "eu", "replicas": 3}}
+
+    # the task is terminal: a further answer on it is refused by the A2A layer
+    late = user_message(answer_part("accept", {"region": "us"}), task_id=first["id"], context_id=first["contextId"])
+    with pytest.raises(Exception) as err:
+        await send(client, late)
+    assert "terminal" in str(err.value).lower() or "unsupported" in str(err.value).lower()
+    assert ask_view(askgate_server, ask_id)["outcome"]["value"]["region"] == "eu"
+    await client.close()
+
+
+async def test_without_the_extension_only_text_and_text_answers(askgate_server: Askgate) -> None:
+    ask_id = offer(askgate_server, NAME, "carol")
+    client = await askgate_server.client("carol")
+    task = (await send(client, user_message({"text": "anything for me?"})))["task"]
+    msg = task["status"]["message"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert msg["parts"] == [{"text": "Your name?"}] and "extensions" not in msg
+
+    # text answers are checked by the codec too: one character is below minLength
+    short = user_message({"text": "Q"}, task_id=task["id"], context_id=task["contextId"])
+    again = (await send(client, short))["task"]
+    assert again["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert "minLength" in again["status"]["message"]["parts"][0]["text"]
+    assert not any("data" in p and "elicitation/v1" in p["data"] for p in again["status"]["message"]["parts"])
+
+    done = (await send(client, user_message({"text": "Carol Q."}, task_id=task["id"], context_id=task["contextId"])))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert ask_view(askgate_server, ask_id)["outcome"]["value"] == {"name": "Carol Q."}
+    await client.close()
+
+
+async def test_activation_by_message_extensions_alone_and_multi_field_text_needs_json(askgate_server: Askgate) -> None:
+    ask_id = offer(askgate_server, REGION, "eve")
+    client = await askgate_server.client("eve")
+    # message.extensions lists the URI, no header: active (the latest user message decides)
+    task = (await send(client, user_message({"text": "go"}, extensions=True)))["task"]
+    assert any("data" in p for p in task["status"]["message"]["parts"])
+    # an answer without the extension in plain text for a two-field form: needs a JSON object
+    vague = (await send(client, user_message({"text": "europe please"}, task_id=task["id"],
+                                             context_id=task["contextId"])))["task"]
+    assert vague["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert [p for p in vague["status"]["message"]["parts"] if "data" in p][-1]["data"]["askgate/faults"][0]["rule"] \
+        == "a2a.text-answer"
+    # that latest message did not activate the extension: the re-asked status message is text only
+    assert all("elicitation/v1" not in p.get("data", {}) for p in vague["status"]["message"]["parts"])
+    done = (await send(client, user_message({"text": '{"region": "us"}'}, task_id=task["id"],
+                                            context_id=task["contextId"])))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert ask_view(askgate_server, ask_id)["outcome"]["value"] == {"region": "us"}
+    await client.close()
+
+
+async def test_continuation_guards(askgate_server: Askgate) -> None:
+    offer(askgate_server, NAME, "bob")
+    bob = await askgate_server.client("bob")
+    carol = await askgate_server.client("carol")
+    task = (await send(bob, user_message({"text": "ready"})))["task"]
+    # another principal cannot continue (or even see) bob's task
+    with pytest.raises(Exception) as err:
+        await send(carol, user_message({"text": "Mallory"}, task_id=task["id"], context_id=task["contextId"]))
+    assert "not found" in str(err.value).lower()
+    with pytest.raises(Exception):
+        await carol.get_task(GetTaskRequest(id=task["id"]))
+    # a contextId that is not the task's is refused
+    with pytest.raises(Exception) as err:
+        await send(bob, user_message({"text": "Bobby"}, task_id=task["id"], context_id="some-other-context"))
+    assert "context" in str(err.value).lower()
+    still = json_format.MessageToDict(await bob.get_task(GetTaskRequest(id=task["id"])))
+    assert still["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    done = (await send(bob, user_message({"text": "Bobby"}, task_id=task["id"], context_id=task["contextId"])))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    await bob.close()
+    await carol.close()
+
+
+async def test_nothing_to_answer_is_a_message_not_a_stranded_task(askgate_server: Askgate) -> None:
+    client = await askgate_server.client("bot")
+    reply = await send(client, user_message({"text": "anything?"}))
+    assert "message" in reply and "task" not in reply
+    assert "Nothing is waiting" in reply["message"]["parts"][0]["text"]
+    await client.close()
+
+
+async def test_an_a2a_asker_gets_the_answer_of_an_a2a_respondent(askgate_server: Askgate) -> None:
+    """(a) and (b) together: the asker's task works until the respondent's session answers it."""
+    asker = await askgate_server.client("agent")
+    bot = await askgate_server.client("bot")
+    ask = user_message({"text": REGION["message"]}, {"data": {"elicitation/v1": REGION}}, extensions=True,
+                       metadata={"askgate": {"respondents": ["bot"], "respondent_kind": "agent"}})
+    working = (await send(asker, ask, extensions=True, immediately=True))["task"]
+    assert working["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+    ask_id = working["metadata"]["askgate"]["ask_id"]
+    assert ask_view(askgate_server, ask_id)["offered_to"] == ["bot"]
+
+    session = (await send(bot, user_message({"text": "ready"}, metadata={"askgate": {"ask_id": ask_id}}),
+                          extensions=True))["task"]
+    assert session["metadata"]["askgate"]["ask_id"] == ask_id
+    await send(bot, user_message(answer_part("accept", {"region": "us", "replicas": 2}), task_id=session["id"],
+                                 context_id=session["contextId"], extensions=True), extensions=True)
+
+    final = await _until_terminal(asker, working["id"])
+    assert final["status"]["state"] == "TASK_STATE_COMPLETED"
+    parts = final["artifacts"][-1]["parts"]
+    assert parts[0]["text"] == "accepted region: us, replicas: 2"
+    assert parts[1]["data"]["elicitation/v1"] == {"action": "accept", "content": {"region": "us", "replicas": 2.0}}
+    assert parts[2]["data"]["askgate/outcome"]["state"] == "answered"
+    await asker.close()
+    await bot.close()
+
+
+async def test_an_a2a_asker_blocks_until_a_person_answers_over_http(askgate_server: Askgate) -> None:
+    asker = await askgate_server.client("agent")
+    doc = {"document": {"ask": {"dialect": "canonical", "prompt": "Ship it?", "spec": {"kind": "yes_no"}}},
+           "routing": {"respondents": [{"kind": "human", "id": "carol"}]}}
+    msg = user_message({"text": "Ship it?"}, {"data": {"askgate/ask": doc}})
+
+    async def answer_when_offered() -> None:
+        for _ in range(200):
+            with askgate_server.http("carol") as c:
+                items = c.get("/v1/asks", params={"state": "delivered"}).json()["items"]
+                mine = [a for a in items if a["prompt"] == "Ship it?"]
+                if mine:
+                    r = c.post(f"/v1/asks/{mine[0]['id']}/answer", json={"outcome": "accept", "value": True})
+                    assert r.status_code == 200, r.text
+                    return
+            await asyncio.sleep(0.05)
+        raise AssertionError("never offered")
+
+    blocking, _ = await asyncio.gather(send(asker, msg), answer_when_offered())
+    task = blocking["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    parts = task["artifacts"][-1]["parts"]
+    assert parts[0]["text"] == "accepted True"
+    assert parts[1]["data"]["askgate/response"]["dialect"] == "canonical"
+    assert parts[2]["data"]["askgate/outcome"]["outcome"]["value"] is True
+    await asker.close()
+
+
+async def test_a_bad_ask_is_rejected_with_every_fault_and_creates_nothing(askgate_server: Askgate) -> None:
+    asker = await askgate_server.client("agent")
+    bad = {"message": "", "requestedSchema": {"type": "object", "properties": {
+        "pw": {"type": "string", "title": "Password"}, "n": {"type": "integer", "minimum": 5, "maximum": 1}}}}
+    with askgate_server.http("agent") as c:
+        before = len(c.get("/v1/asks", params={"limit": 500}).json()["items"])
+    task = (await send(asker, user_message({"data": {"elicitation/v1": bad}}, metadata={"askgate": {"respondents": ["bob"]}})))["task"]
+    assert task["status"]["state"] == "TASK_STATE_REJECTED"
+    faults = task["status"]["message"]["parts"][1]["data"]["askgate/faults"]
+    rules = {f["rule"] for f in faults}
+    assert "minLength" in rules and any("minimum" in f["message"] for f in faults) and len(faults) >= 3
+    assert all(f["pointer"].startswith("/elicitation~1v1") for f in faults)
+    with askgate_server.http("agent") as c:
+        assert len(c.get("/v1/asks", params={"limit": 500}).json()["items"]) == before
+    # a respondent token may not create asks
+    bob = await askgate_server.client("bob")
+    refused = (await send(bob, user_message({"data": {"elicitation/v1": NAME}})))["task"]
+    assert refused["status"]["state"] == "TASK_STATE_REJECTED"
+    await asker.close()
+    await bob.close()
+
+
+async def test_a_retried_ask_message_is_one_ask_and_cancel_withdraws(askgate_server: Askgate) -> None:
+    asker = await askgate_server.client("agent")
+    mid = str(uuid.uuid4())
+
+    def msg() -> Any:
+        return user_message({"data": {"elicitation/v1": NAME}}, message_id=mid,
+                            metadata={"askgate": {"respondents": ["eve"]}})
+
+    first = (await send(asker, msg(), immediately=True))["task"]
+    second = (await send(asker, msg(), immediately=True))["task"]
+    assert first["id"] != second["id"]
+    assert first["metadata"]["askgate"]["ask_id"] == second["metadata"]["askgate"]["ask_id"]
+    ask_id = first["metadata"]["askgate"]["ask_id"]
+    cancelled = json_format.MessageToDict(await asker.cancel_task(CancelTaskRequest(id=first["id"])))
+    assert cancelled["status"]["state"] == "TASK_STATE_CANCELED"
+    assert ask_view(askgate_server, ask_id)["state"] == "withdrawn"
+    await asker.close()
+
+
+async def test_json_rpc_binding(askgate_server: Askgate) -> None:
+    ask_id = offer(askgate_server, NAME, "eve")
+    client = await askgate_server.client("eve", binding=TransportProtocol.JSONRPC.value)
+    task = (await send(client, user_message({"text": "ready"}, metadata={"askgate": {"ask_id": ask_id}}),
+                       extensions=True))["task"]
+    assert task["status"]["message"]["parts"][1]["data"]["elicitation/v1"]["message"] == "Your name?"
+    done = (await send(client, user_message(answer_part("decline"), task_id=task["id"], context_id=task["contextId"],
+                                            extensions=True), extensions=True))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert ask_view(askgate_server, ask_id)["state"] == "declined"
+    await client.close()
+
+
+async def _until_terminal(client: Any, task_id: str, timeout: float = 20.0) -> dict[str, Any]:
+    end = asyncio.get_running_loop().time() + timeout
+    while True:
+        task = json_format.MessageToDict(await client.get_task(GetTaskRequest(id=task_id)))
+        if task["status"]["state"] in ("TASK_STATE_COMPLETED", "TASK_STATE_CANCELED", "TASK_STATE_FAILED",
+                                       "TASK_STATE_REJECTED"):
+            return task
+        assert asyncio.get_running_loop().time() < end, task["status"]
+        await asyncio.sleep(0.05)
