@@ -19,7 +19,7 @@ from collections import Counter
 from typing import Any, Mapping
 
 from askgate.a2ui.errors import IntegrityError, RecursionError
-from askgate.a2ui.integrity import RefFields, component_references
+from askgate.a2ui.integrity import RefFields, RefIndex
 
 __all__ = ["Topology", "MAX_DEPTH"]
 
@@ -30,7 +30,7 @@ class Topology:
     """Reference graph of the seen components plus the incrementally maintained reachable set."""
 
     def __init__(self, ref_fields: RefFields) -> None:
-        self._ref_fields = ref_fields
+        self._index = RefIndex(ref_fields)
         self.refs: dict[Any, list[Any]] = {}  # seen id -> referenced ids, in reference order
         self._self_ref: dict[Any, str] = {}  # seen id -> first field referencing itself
         # Incremental state, valid for ``_root`` while ``_tree`` is True.
@@ -50,7 +50,7 @@ class Topology:
     def update(self, cid: Any, comp: Mapping[str, Any], seen: Mapping[Any, Any]) -> None:
         """``seen[cid]`` now holds ``comp`` (new or changed); refresh its references."""
         self._seen = seen
-        pairs = list(component_references(comp, self._ref_fields))
+        pairs = self._index.refs(comp)
         new = [ref for ref, _ in pairs]
         old = self.refs.get(cid)
         self.refs[cid] = new

@@ -53,12 +53,19 @@ _ACTIVE_SETTERS = (_SU, _UC, _CS)
 
 # Scanner stops: outside strings the structural characters and the delimiters the reference reacts to;
 # inside strings the quote, the escape and the delimiters (which only matter when a sniff is due).
-_STOP_OUT = re.compile(r'["{}\[\]:,]')
-_STOP_IN = re.compile(r'["\\:,}\]]')
+_STOP_OUT = re.compile(r'["{}\[\]:]')
+_STOP_IN = re.compile(r'["\\]')
+# While a sniff is due, every delimiter the reference sniffs on is a stop too.
+_STOP_OUT_DUE = re.compile(r'["{}\[\]:,]')
+_STOP_IN_DUE = re.compile(r'["\\:,}\]]')
 _DELIMS = frozenset('":,}]')
+# Last letters of the quoted terms tracked in the buffer (a quote after anything else ends no term).
+_TERM_ENDS = frozenset("dtsel")
+# Raw lengths of the keys noted per open object: id, component and the message kinds.
+_KEY_LENGTHS = frozenset({2, 9, 13, 14, 15, 16})
 
 # Flags of an open object: which keys appear directly in it (a superset of its parsed keys).
-_F_ID, _F_COMPONENT, _F_DM = 1, 2, 4
+_F_ID, _F_COMPONENT, _F_DM, _F_PROTOCOL = 1, 2, 4, 8
 
 
 class _Buffer:
@@ -225,7 +232,7 @@ class StreamParser:
         self._schema_check = getattr(self._validator, "check_schema", None) or getattr(
             self._validator, schema_check, None
         )
-        self._children_cache: tuple[int, int, dict[str, bool]] = (-1, -1, {})
+        self._children_cache: tuple[Any, int, dict[str, bool]] = (None, 0, {})
         self._buf_version = 0
 
     # =================================================================================================
@@ -304,10 +311,18 @@ class StreamParser:
         self._quote_terms = {t: [] for t in ('"surfaceId"', '"root"', '"components"', f'"{self._dm_type}"')}
         self._colon_terms = {f'"{t}":': [] for t in self._types}
         self._values = {"surfaceId": [], "root": []}
+        self._latest_dirty = {"surfaceId", "root"}
+        self._latest_value: dict[str, str | None] = {}
 
     def _scan_json(self, s: str, parts: list[ResponsePart]) -> None:
+        """The reference's character machine, run by jumping from one significant character to the next.
+
+        A run of characters and the stop character after it are appended to the buffer in one piece
+        when the machine would append each of them; textual facts are recorded as quotes and colons go by.
+        """
         i, n = 0, len(s)
         buf, stack = self._buf, self._stack
+        append = buf.append
         while i < n:
             if not self._in_top:
                 j = s.find("[", i)
@@ -316,81 +331,88 @@ class StreamParser:
                 if not stack:
                     self._in_top = True
                 stack.append(["[", buf.length, 0, None])
-                buf.append("[")
-                self._buf_version += 1
+                append("[")
                 i = j + 1
                 continue
-            if self._in_str and self._esc:
+            in_str = self._in_str
+            if in_str and self._esc:
                 c = s[i]
                 self._esc = False
-                if stack:
-                    buf.append(c)
-                    self._buf_version += 1
                 i += 1
-                if stack and c in _DELIMS:
-                    self._sniff()
-                continue
-            m = (_STOP_IN if self._in_str else _STOP_OUT).search(s, i)
-            j = m.start() if m else n
-            if j > i and stack:
-                buf.append(s[i:j])
-                self._buf_version += 1
-            if m is None:
-                break
-            c = s[j]
-            i = j + 1
-            if self._in_str:
                 if stack:
-                    buf.append(c)
-                    self._buf_version += 1
+                    append(c)
+                    if c in _DELIMS and self._sniff_due:
+                        self._sniff()
+                continue
+            if self._sniff_due:
+                m = (_STOP_IN_DUE if in_str else _STOP_OUT_DUE).search(s, i)
+            else:
+                m = (_STOP_IN if in_str else _STOP_OUT).search(s, i)
+            if m is None:
+                if stack:
+                    append(s[i:])
+                break
+            j = m.start()
+            c = s[j]
+            if stack:
+                if c == "]" and not in_str and stack[-1][0] != "[":
+                    if j > i:
+                        append(s[i:j])
+                    i = j + 1
+                    if self._sniff_due:
+                        self._sniff()
+                    continue
+                append(s[i : j + 1])
+            elif c == "{" or c == "[":
+                append(c)
+            i = j + 1
+            if in_str:
                 if c == '"':
                     self._in_str = False
                     if stack:
-                        self._on_quote()
-                        self._on_string_closed()
+                        if j == 0 or s[j - 1] in _TERM_ENDS:
+                            self._on_quote(s, j)
+                        if self._str_escaped or (buf.length - self._str_start - 2) in _KEY_LENGTHS:
+                            self._on_string_closed()
+                        self._sniff_due = True
                 elif c == "\\":
                     self._esc = True
                     self._str_escaped = True
+                    continue
             elif c == '"':
                 self._in_str = True
                 self._esc = False
                 self._str_escaped = False
                 if stack:
-                    buf.append(c)
-                    self._buf_version += 1
                     self._str_start = buf.length - 1
-                    self._on_quote()
+                    if j == 0 or s[j - 1] in _TERM_ENDS:
+                        self._on_quote(s, j)
+                    self._sniff_due = True
                 else:
                     self._str_start = -1
             elif c == "{":
                 if not stack:
                     self._msg_types = []
                     self._sniff_due = True
-                stack.append(["{", buf.length, 0, None])
-                buf.append("{")
-                self._buf_version += 1
+                stack.append(["{", buf.length - 1, 0, None])
+                continue
             elif c == "}":
                 if stack:
                     self._close_object(parts)
                     buf, stack = self._buf, self._stack
+                    append = buf.append
             elif c == "[":
-                stack.append(["[", buf.length, 0, None])
-                buf.append("[")
-                self._buf_version += 1
+                stack.append(["[", buf.length - 1, 0, None])
+                continue
             elif c == "]":
-                if stack and stack[-1][0] == "[":
+                if stack:  # the top is "[" (checked above)
                     stack.pop()
-                    buf.append("]")
-                    self._buf_version += 1
                     if not stack:
                         self._in_top = False
-            else:  # ":" or ","
-                if stack:
-                    buf.append(c)
-                    self._buf_version += 1
-                    if c == ":":
-                        self._on_colon()
-            if stack and c in _DELIMS:
+            elif c == ":":
+                if stack and (j == 0 or s[j - 1] == '"'):
+                    self._on_colon(s, j)
+            if stack and self._sniff_due:
                 self._sniff()
 
         if stack and buf.length:
@@ -399,27 +421,35 @@ class StreamParser:
         if self._topology_dirty:
             self._yield_reachable(parts)
             self._topology_dirty = False
+        # What ran at the chunk end may have changed the active message kind: re-sniff at the next delimiter.
+        self._sniff_due = True
 
     # ---- textual facts ------------------------------------------------------------------------------
 
-    def _on_quote(self) -> None:
-        """A quote was appended: record terms ending here (``"surfaceId"``, ``"root"`` ...)."""
-        self._sniff_due = True
-        tail = self._buf.tail(20)
+    def _on_quote(self, s: str, j: int) -> None:
+        """A quote (``s[j]``) was appended: record terms ending here (``"surfaceId"``, ``"root"`` ...).
+
+        The buffer ends with ``s[:j + 1]`` as far back as the current chunk's appended run goes; near the
+        chunk start the buffer's own tail is used.
+        """
         end = self._buf.length
+        tail = s if j >= 20 else self._buf.tail(20)
+        stop = j + 1 if j >= 20 else len(tail)
         for term, found in self._quote_terms.items():
-            if tail.endswith(term):
+            if tail.endswith(term, 0, stop):
                 pos = end - len(term)
                 found.append(pos)
                 key = term[1:-1]
                 if key in self._values:
                     self._values[key].append(_Value(pos))
+                    self._latest_dirty.add(key)
 
-    def _on_colon(self) -> None:
-        tail = self._buf.tail(22)
+    def _on_colon(self, s: str, j: int) -> None:
         end = self._buf.length
+        tail = s if j >= 22 else self._buf.tail(22)
+        stop = j + 1 if j >= 22 else len(tail)
         for term, found in self._colon_terms.items():
-            if tail.endswith(term):
+            if tail.endswith(term, 0, stop):
                 found.append(end - len(term))
                 self._sniff_due = True
 
@@ -429,7 +459,7 @@ class StreamParser:
         if top[0] != "{" or self._str_start < 0:
             return
         raw_len = self._buf.length - self._str_start - 2
-        if not self._str_escaped and raw_len not in (2, 9, 15):
+        if not self._str_escaped and raw_len not in _KEY_LENGTHS:
             return
         if raw_len < 0 or raw_len > 120:
             return
@@ -444,8 +474,10 @@ class StreamParser:
             top[2] |= _F_ID
         elif text == "component":
             top[2] |= _F_COMPONENT
-        elif text == self._dm_type:
-            top[2] |= _F_DM
+        elif text in self._types:
+            top[2] |= _F_PROTOCOL
+            if text == self._dm_type:
+                top[2] |= _F_DM
 
     def _truncate(self, pos: int) -> None:
         """The buffer lost everything from ``pos`` (a complete top-level object was consumed)."""
@@ -464,6 +496,7 @@ class StreamParser:
                 if v.end <= length:
                     break
                 v.state, v.value = 0, None
+        self._latest_dirty.update(self._values)
         self._sniff_due = True
 
     def _reindex(self) -> None:
@@ -481,12 +514,16 @@ class StreamParser:
         self._sniff_due = True
 
     def _latest(self, key: str) -> str | None:
-        """The value of the last ``"<key>": "<value>"`` in the buffer (the reference's backward search)."""
-        values = self._values[key]
-        if not values:
-            return None
+        """The value of the last ``"<key>": "<value>"`` in the buffer (the reference's backward search).
+
+        Cached until a new occurrence appears, the buffer is cut, or an occurrence is still undecided.
+        """
+        if key not in self._latest_dirty:
+            return self._latest_value.get(key)
         exact, partial = _VALUE_RES[key]
-        for v in reversed(values):
+        found = None
+        undecided = False
+        for v in reversed(self._values[key]):
             if v.state == 0:
                 text = self._buf.from_(v.pos)
                 m = exact.match(text)
@@ -494,9 +531,15 @@ class StreamParser:
                     v.state, v.value, v.end = 1, m.group(1), v.pos + m.end()
                 elif not partial.match(text):
                     v.state, v.end = 2, self._buf.length
+                else:
+                    undecided = True
             if v.state == 1:
-                return v.value
-        return None
+                found = v.value
+                break
+        self._latest_value[key] = found
+        if not undecided:
+            self._latest_dirty.discard(key)
+        return found
 
     def _sniff(self) -> None:
         """Refresh surface id, root id and message kinds from the buffer (only when something changed)."""
@@ -513,10 +556,11 @@ class StreamParser:
 
     def _children_open(self, field: str) -> bool:
         """Whether the text after the last ``"<field>"`` opens a list before closing one."""
-        version, _, cache = self._children_cache
-        if version != self._buf_version:
+        key, _, cache = self._children_cache
+        version = (self._buf.length, self._buf_version)
+        if version != key:
             cache = {}
-            self._children_cache = (self._buf_version, 0, cache)
+            self._children_cache = (version, 0, cache)
         if field not in cache:
             text = self._buf.text()
             term = f'"{field}"'
@@ -569,10 +613,17 @@ class StreamParser:
 
     def _close_object(self, parts: list[ResponsePart]) -> None:
         stack, buf = self._stack, self._buf
-        opener, start, _, _ = stack.pop()
-        buf.append("}")
-        self._buf_version += 1
+        opener, start, flags, _ = stack.pop()
         self._sniff_due = True
+        if (
+            self._found_json
+            and flags & (_F_ID | _F_COMPONENT) != (_F_ID | _F_COMPONENT)
+            and not (self._in_top and flags & _F_PROTOCOL)
+            and stack
+            and not (self._in_top and len(stack) == 1 and stack[0][0] == "[")
+        ):
+            # Parsing it could change nothing: not a component, not a message, not top level.
+            return
         text = buf.from_(start)
         if not text.startswith("{"):
             return
@@ -1169,22 +1220,29 @@ class StreamParser:
                 self._ph_valid = (sid, extras)
                 return True
             nok = self._ph_bad.setdefault(sid, set())
-            for pid in extras:
-                if pid in ok:
-                    continue
-                if pid in nok:
-                    return False
-                if self._single_ok(sid, self._placeholder(pid), None):
-                    ok.add(pid)
-                else:
-                    nok.add(pid)
-                    return False
+            if not nok.isdisjoint(extras):
+                return False
+            fresh = [pid for pid in extras if pid not in ok]
+            # Placeholders hold no references, so a batch of them is valid exactly when each one is:
+            # one validation for all new placeholders, one by one only if the batch fails.
+            if self._validator.is_valid_partial(self._message(sid, [self._placeholder(p) for p in fresh])):
+                ok.update(fresh)
+            else:
+                for pid in fresh:
+                    if self._single_ok(sid, self._placeholder(pid), None):
+                        ok.add(pid)
+                    else:
+                        nok.add(pid)
+                        return False
         return True
 
     def _single(self, sid: Any, comp: dict[str, Any]) -> dict[str, Any]:
+        return self._message(sid, [comp])
+
+    def _message(self, sid: Any, comps: list[Any]) -> dict[str, Any]:
         if self._v09:
-            return {"version": "v0.9", _UC: {"components": [comp], "surfaceId": sid}}
-        return {_SU: {"surfaceId": sid, "components": [comp]}}
+            return {"version": "v0.9", _UC: {"components": comps, "surfaceId": sid}}
+        return {_SU: {"surfaceId": sid, "components": comps}}
 
     def _component_ok(self, sid: Any, cid: Any) -> bool:
         shown, dump = self._proc[cid]
@@ -1214,6 +1272,8 @@ class StreamParser:
         except ValueError:
             return False
         limits = self._limits.get(raw)
+        if limits is None and _limits_trivially_ok(raw):
+            limits = True
         if limits is None:
             try:
                 check_limits_and_paths(single)
@@ -1241,6 +1301,18 @@ _VALUE_RES = {
 # Keywords that constrain an array as a whole; with none of them on the way to the components list, an
 # update is valid exactly when each of its components is (so verdicts can be cached per component).
 _ARRAY_WIDE = ("uniqueItems", "maxItems", "contains", "prefixItems", "unevaluatedItems", "minContains", "maxContains")
+
+
+def _limits_trivially_ok(raw: str) -> bool:
+    """A component whose JSON text cannot break a limit: no ``~`` (every path is then valid), no function
+    call, and too few brackets to nest 50 deep inside a message. Escapes (``\\u``) could hide either
+    character, so any escape sends it to the full check."""
+    return (
+        "\\u" not in raw
+        and "~" not in raw
+        and '"call"' not in raw
+        and raw.count("{") + raw.count("[") <= 40
+    )
 
 
 def _split_validation_ok(schema: Any) -> bool:
