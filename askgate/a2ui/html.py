@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from askgate.errors import pointer_join
 
-__all__ = ["Surface", "form_to_event", "parse_surface", "render_surface", "SOURCE_FIELD"]
+__all__ = ["SOURCE_FIELD", "Surface", "form_to_event", "parse_surface", "render_surface"]
 
 SOURCE_FIELD = "a2ui_source"
 """The form field that names the pressed button (its component id)."""
@@ -95,6 +95,14 @@ class Surface:
         return json.dumps(v, ensure_ascii=False)
 
 
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
+
+
+def _list(x: Any) -> list[Any]:
+    return x if isinstance(x, list) else []
+
+
 def _literal(b: dict[str, Any]) -> Any:
     for k in ("literalString", "literalNumber", "literalBoolean", "literalArray"):
         if k in b:
@@ -147,8 +155,8 @@ def _from_v08(type_: str, p: dict[str, Any]) -> dict[str, Any]:
         ]
     elif type_ == "Button":
         out["variant"] = "primary" if p.get("primary") else "default"
-        action = p.get("action") if isinstance(p.get("action"), dict) else {}
-        ctx = action.get("context") if isinstance(action.get("context"), list) else []
+        action = _dict(p.get("action"))
+        ctx = _list(action.get("context"))
         out["action"] = {"event": {"name": action.get("name"),
                                    "context": {c.get("key"): c.get("value") for c in ctx if isinstance(c, dict)}}}
     return out
@@ -186,7 +194,7 @@ def parse_surface(messages: Iterable[Any]) -> Surface:
                     if isinstance(props, dict):
                         s.nodes[c["id"]] = Node(c["id"], type_, _from_v08(type_, props))
                         if type_ == "MultipleChoice":
-                            sel = props.get("selections")
+                            sel = _dict(props.get("selections"))
                             path = _path_of(sel)
                             if path is not None and isinstance(sel.get("literalArray"), list):
                                 s.data.setdefault(path, list(sel["literalArray"]))
@@ -212,7 +220,8 @@ def input_kind(node: Node) -> Kind | None:
     """The control a component is, or ``None`` for a non-input."""
     t, p = node.type, node.props
     if t == "TextField":
-        return {"longText": "longtext", "number": "number", "obscured": "secret"}.get(str(p.get("variant")), "text")
+        variants: dict[str, Kind] = {"longText": "longtext", "number": "number", "obscured": "secret"}
+        return variants.get(str(p.get("variant")), "text")
     if t == "CheckBox":
         return "checkbox"
     if t == "Slider":
@@ -274,7 +283,7 @@ class _Renderer:
         seen = seen | {cid}
         t, p = node.type, node.props
         if t in ("Column", "Row", "List"):
-            kids = p.get("children") if isinstance(p.get("children"), list) else []
+            kids = _list(p.get("children"))
             inner = "".join(self.render(k, depth + 1, seen) for k in kids if isinstance(k, str))
             cls = {"Column": "a2ui-column", "Row": "a2ui-row", "List": "a2ui-column"}[t]
             return f'<div class="{cls}" id="{_e(self.dom(cid))}">{inner}</div>'
@@ -313,7 +322,7 @@ class _Renderer:
             else (self.render(child, depth + 1, seen) if isinstance(child, str) else "")
         event = (p.get("action") or {}).get("event") if isinstance(p.get("action"), dict) else None
         name = event.get("name") if isinstance(event, dict) else None
-        ctx = event.get("context") if isinstance(event, dict) and isinstance(event.get("context"), dict) else {}
+        ctx = _dict(_dict(event).get("context"))
         paths = {k: _path_of(v) for k, v in ctx.items()}
         primary = p.get("variant") == "primary"
         label_html = _e(label) if label_node is not None and label_node.type == "Text" else label
@@ -401,7 +410,7 @@ class _Renderer:
         path = _bound_path(node) or ""
         chosen = set(value) if isinstance(value, list) else {value} if isinstance(value, str) else set()
         typ = "radio" if kind == "choice" else "checkbox"
-        opts = node.props.get("options") if isinstance(node.props.get("options"), list) else []
+        opts = _list(node.props.get("options"))
         items = []
         if kind == "choice" and not required and not chosen:  # a way back to "unanswered" (no default to keep)
             none_id = f"{dom}__none"
@@ -527,7 +536,7 @@ def form_to_event(messages: Sequence[Any] | Surface, form: Sequence[tuple[str, s
     event: dict[str, Any] = {}
     if button is not None and button.type == "Button" and isinstance(button.props.get("action"), dict):
         event = button.props["action"].get("event") or {}
-    ctx = event.get("context") if isinstance(event.get("context"), dict) else {}
+    ctx = _dict(event.get("context"))
     by_path = {(_bound_path(n)): n for n in s.nodes.values() if input_kind(n) is not None}
     context: dict[str, Any] = {}
     for key, binding in ctx.items():

@@ -184,7 +184,3 @@ def demo(
     settings = Settings.from_env(db_url=db_url, host=host, port=port, log_level="warning")
     uvicorn.run(create_app(settings), host=host, port=port, access_log=False, log_level="warning",
                 timeout_graceful_shutdown=2)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)

@@ -61,7 +61,7 @@ class Server:
         return dict(r.json())
 
 
-def start_demo(tmp: Path, *, short_deadline: float = 3600) -> Server:
+def start_demo(tmp: Path, *, short_deadline: float = 240) -> Server:
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "ASKGATE_SECRET_KEY": "inbox-tests-" + uuid.uuid4().hex}
     proc = subprocess.Popen(

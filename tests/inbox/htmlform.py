@@ -104,7 +104,7 @@ class Form:
                     self.values[id(el)] = el.attrs.get("value", "")
             elif el.tag == "textarea":
                 text = el.all_text()
-                self.values[id(el)] = text[1:] if text.startswith("\n") else text
+                self.values[id(el)] = text.removeprefix("\n")
 
     def named(self, name: str) -> list[El]:
         return [el for el in self.doc.elements if id(el) in self.values and el.attrs.get("name") == name]

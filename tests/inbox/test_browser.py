@@ -10,8 +10,6 @@ import re
 import uuid
 from typing import Any
 
-import pytest
-
 from tests.conftest import REPO
 from tests.inbox.conftest import Server, expires_in
 
@@ -73,7 +71,9 @@ def test_sign_in_list_filters_and_session_cookie(browser: Any, server: Server) -
     assert badges == {"A2A elicitation", "MCP elicitation", "AQP query", "ACS approval"}
     expiring = item_for(page, "Page the database on-call now?")
     assert re.fullmatch(r"\d+(h \d\dm|m \d\ds|s) left", expiring.locator(".countdown time").inner_text())
-    assert "urgent" not in (expiring.get_attribute("class") or "")  # the demo's deadline here is an hour away
+    assert "urgent" in (expiring.get_attribute("class") or "")  # under five minutes left
+    assert expiring.locator("[data-urgency-label]").text_content() == "urgent"
+    assert item_for(page, "database migrations").locator("[data-urgency-label]").text_content() == "soon"
     assert item_for(page, "what slowed you down").locator(".badge.consent").inner_text() == "consent needed"
     shot(page, "inbox-list")
 

@@ -147,7 +147,7 @@ def test_descriptions_errors_and_required_are_tied_to_their_input(version: str) 
 
 def _browser_value(field: Any, value: Any) -> Any:
     """What a person puts in the control (the page's script sends a date-time with its offset)."""
-    if isinstance(field, BooleanField) or isinstance(field, (ChoiceField, MultiChoiceField)):
+    if isinstance(field, (BooleanField, ChoiceField, MultiChoiceField)):
         return value
     return value if isinstance(value, str) else json.dumps(value)
 

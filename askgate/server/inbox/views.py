@@ -105,7 +105,7 @@ def describe_value(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, ApprovalDecision):
-        parts = [value.decision]
+        parts: list[str] = [value.decision]
         if value.selected_option:
             parts.append(f"option “{value.selected_option}”")
         if value.intent_extension is not None:
