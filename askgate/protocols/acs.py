@@ -101,6 +101,18 @@ def parse_request(doc: Any, binding: Any = None, form: str = "auto") -> Ask:
     Raises ``AskgateError`` with every fault: code ``invalid_request``, or ``unsupported_version`` when
     only ``acs_version`` is wrong.
     """
+    return _run(doc, binding, form, True)
+
+
+def validate_request(doc: Any, binding: Any = None, form: str = "auto") -> list[Fault]:
+    """Every fault :func:`parse_request` would raise (empty: valid), without building the :class:`Ask`.
+
+    For callers that only need the verdict (``askgate validate``, benchmarks).
+    """
+    return _run(doc, binding, form, False)
+
+
+def _run(doc: Any, binding: Any, form: str, build: bool) -> Any:
     if form not in _FORMS:
         raise AskgateError(
             f"unknown ACS form {form!r}",
@@ -109,11 +121,10 @@ def parse_request(doc: Any, binding: Any = None, form: str = "auto") -> Ask:
         )
     faults: list[Fault] = []
     if type(doc) is not dict:
-        raise_if_faults(
-            [Fault("", f"an ACS ask must be a JSON object, not {C.kind(doc)}", "type")],
-            "invalid ACS ask",
-            code="invalid_request",
-        )
+        top = [Fault("", f"an ACS ask must be a JSON object, not {C.kind(doc)}", "type")]
+        if not build:
+            return top
+        raise_if_faults(top, "invalid ACS ask", code="invalid_request")
     result: Any = None
     base = ""
     details: Any = doc
@@ -134,12 +145,14 @@ def parse_request(doc: Any, binding: Any = None, form: str = "auto") -> Ask:
     if type(result) is dict:
         details, version, request_id, reasoning = _result(faults, result, base)
         base += "/ask_details"
-    parts = _details(faults, details, base) if details is not _M else None
+    parts = _details(faults, details, base, build) if details is not _M else None
     bound = _binding(faults, binding) if binding is not None else {}
     if request_id is not None and type(bound.get("request_id")) is str and bound["request_id"] != request_id:
         faults.append(
             Fault("/binding/request_id", "binding.request_id differs from the result's request_id", "acs.request-id-mismatch")
         )
+    if not build:
+        return faults
     if faults:
         versions_only = all(f.rule == "acs.unsupported-version" for f in faults)
         raise_if_faults(faults, "invalid ACS ask", code="unsupported_version" if versions_only else "invalid_request")
@@ -243,8 +256,9 @@ def _result(faults: list[Fault], result: dict, base: str) -> tuple[Any, str, Any
     )
 
 
-def _details(faults: list[Fault], d: Any, p: str) -> tuple[Respondent, ApprovalSpec, Deadline, tuple[str, ...]] | None:
-    """Check ``ask_details``; return the canonical parts when it is valid."""
+def _details(faults: list[Fault], d: Any, p: str, build: bool = True) -> Any:
+    """Check ``ask_details``; return the canonical parts (respondent, spec, deadline, notes) when it is
+    valid and ``build`` is set."""
     add = faults.append
     if type(d) is not dict:
         add(Fault(p, f"ask_details must be an object, not {C.kind(d)}", "type"))
@@ -294,7 +308,7 @@ def _details(faults: list[Fault], d: Any, p: str) -> tuple[Respondent, ApprovalS
     ext = g("intent_extension", _M)
     if ext is not _M:
         faults.extend(check_intent_extension(ext, p + "/intent_extension"))
-    if len(faults) != before:
+    if len(faults) != before or not build:
         return None
 
     notes: tuple[str, ...] = ()

@@ -105,14 +105,26 @@ def parse_request(doc: Any, now: datetime | str | None = None) -> Ask:
     ``now`` (an aware datetime or RFC 3339 string; the caller's clock) switches on the intake rules of
     §3.4. Without it only the seed schema and askgate's structural rules apply.
     """
+    return _run(doc, now, True)
+
+
+def validate_request(doc: Any, now: datetime | str | None = None) -> list[Fault]:
+    """Every fault :func:`parse_request` would raise (empty: valid), without building the :class:`Ask`.
+
+    For callers that only need the verdict (``askgate validate``, benchmarks): the checks are the same
+    single pass, only the canonical models are not constructed.
+    """
+    return _run(doc, now, False)
+
+
+def _run(doc: Any, now: datetime | str | None, build: bool) -> Any:
     faults: list[Fault] = []
     intake: list[Fault] = []
     if type(doc) is not dict:
-        raise_if_faults(
-            [Fault("", f"a QueryRequest must be a JSON object, not {C.kind(doc)}", "type")],
-            "invalid AQP QueryRequest",
-            code="invalid_request",
-        )
+        top = [Fault("", f"a QueryRequest must be a JSON object, not {C.kind(doc)}", "type")]
+        if not build:
+            return top
+        raise_if_faults(top, "invalid AQP QueryRequest", code="invalid_request")
     add = faults.append
     g = doc.get
     # Fast path first: each check is one inline test; the helpers run only to word the fault.
@@ -177,6 +189,8 @@ def parse_request(doc: Any, now: datetime | str | None = None) -> Ask:
         if binding is not None:
             _endpoint_rule(intake, delivery, binding)
 
+    if not build:
+        return faults + intake
     if faults or intake:
         code = "invalid_request" if faults else intake[0].rule.removeprefix("aqp.")
         raise_if_faults(faults + intake, "invalid AQP QueryRequest", code=code)

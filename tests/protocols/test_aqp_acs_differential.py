@@ -76,6 +76,12 @@ def _parse(dialect: str) -> Callable[[Any], Any]:
     return lambda doc: acs.parse_request(doc, form="ask_details")
 
 
+def _validate(dialect: str) -> Callable[[Any], list[Fault]]:
+    if dialect == "aqp":
+        return aqp.validate_request
+    return lambda doc: acs.validate_request(doc, form="ask_details")
+
+
 def _at(doc: Any, pointer: str) -> Any:
     node = doc
     for token in pointer.split("/")[1:]:
@@ -258,7 +264,7 @@ def test_mutation_is_deterministic():
 @pytest.mark.parametrize("dialect", ["aqp", "acs"])
 def test_verdicts_agree_except_documented_strictness(dialect, shared_dir):
     validator = _validator(shared_dir)[dialect]
-    parse = _parse(dialect)
+    parse, validate = _parse(dialect), _validate(dialect)
     docs = corpus(dialect, shared_dir, validator)
     assert len(docs) >= examples(20000)
     stats = {"both_valid": 0, "both_invalid": 0, "askgate_stricter": 0}
@@ -272,6 +278,7 @@ def test_verdicts_agree_except_documented_strictness(dialect, shared_dir):
         except AskgateError as exc:
             faults = exc.faults
             assert faults, "an AskgateError without faults"
+        assert validate(doc) == faults, "validate_request must report exactly what parse_request raises"
         if not faults and expected:
             stats["both_valid"] += 1
         elif faults and not expected:
