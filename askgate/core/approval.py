@@ -75,9 +75,21 @@ def check_intent_extension(value: Any, pointer: str, label: str = "intent_extens
         return faults
     caps = value.get("capabilities", _ABSENT)
     if caps is _ABSENT:
-        add(Fault(_ptr(pointer, "capabilities"), f'{label} is missing required member "capabilities"', "required"))
+        add(
+            Fault(
+                _ptr(pointer, "capabilities"),
+                f'{label} is missing required member "capabilities"',
+                "required",
+            )
+        )
     elif type(caps) is not list:
-        add(Fault(_ptr(pointer, "capabilities"), f"{label}.capabilities must be an array, not {_kind(caps)}", "type"))
+        add(
+            Fault(
+                _ptr(pointer, "capabilities"),
+                f"{label}.capabilities must be an array, not {_kind(caps)}",
+                "type",
+            )
+        )
     else:
         if not caps:
             add(Fault(_ptr(pointer, "capabilities"), f"{label}.capabilities must not be empty", "minItems"))
@@ -102,7 +114,13 @@ def check_intent_extension(value: Any, pointer: str, label: str = "intent_extens
     elif type(scope) is not str:
         add(Fault(_ptr(pointer, "scope"), f"{label}.scope must be a string, not {_kind(scope)}", "type"))
     elif scope not in SCOPES:
-        add(Fault(_ptr(pointer, "scope"), f"{label}.scope must be one of this_request, session (got {scope!r})", "enum"))
+        add(
+            Fault(
+                _ptr(pointer, "scope"),
+                f"{label}.scope must be one of this_request, session (got {scope!r})",
+                "enum",
+            )
+        )
     prov = value.get("provenance", _ABSENT)
     if prov is not _ABSENT:
         faults.extend(check_provenance(prov, _ptr(pointer, "provenance"), f"{label}.provenance"))
@@ -152,11 +170,23 @@ def check_provenance(value: Any, pointer: str, label: str = "provenance") -> lis
             add(Fault(_ptr(pointer, member), f"{label}.{member} must be a string, not {_kind(v)}", "type"))
     origin = value.get("origin")
     if type(origin) is str and origin not in ORIGINS:
-        add(Fault(_ptr(pointer, "origin"), f"{label}.origin must be one of {', '.join(ORIGINS)} (got {origin!r})", "enum"))
+        add(
+            Fault(
+                _ptr(pointer, "origin"),
+                f"{label}.origin must be one of {', '.join(ORIGINS)} (got {origin!r})",
+                "enum",
+            )
+        )
     derived = value.get("derived_from", _ABSENT)
     if derived is not _ABSENT:
         if type(derived) is not list:
-            add(Fault(_ptr(pointer, "derived_from"), f"{label}.derived_from must be an array, not {_kind(derived)}", "type"))
+            add(
+                Fault(
+                    _ptr(pointer, "derived_from"),
+                    f"{label}.derived_from must be an array, not {_kind(derived)}",
+                    "type",
+                )
+            )
         else:
             for i, item in enumerate(derived):
                 if type(item) is not str:
@@ -182,7 +212,9 @@ def intent_extension_model(value: dict[str, Any]) -> IntentExtension:
             "scope": value["scope"],
             "provenance": value.get("provenance"),
         },
-        fields_set={"capabilities", "scope", "provenance"} if "provenance" in value else {"capabilities", "scope"},
+        fields_set={"capabilities", "scope", "provenance"}
+        if "provenance" in value
+        else {"capabilities", "scope"},
     )
 
 
@@ -190,7 +222,11 @@ def capability_model(cap: dict[str, Any]) -> Capability:
     """A checked capability object -> :class:`Capability` (members beyond tool/operation/resource kept)."""
     g = cap.get
     data = {"tool": g("tool"), "operation": g("operation"), "resource": g("resource")}
-    extra = {k: v for k, v in cap.items() if k not in _CAPABILITY_SET} if len(cap) > 3 or not _CAPABILITY_SET.issuperset(cap) else {}
+    extra = (
+        {k: v for k, v in cap.items() if k not in _CAPABILITY_SET}
+        if len(cap) > 3 or not _CAPABILITY_SET.issuperset(cap)
+        else {}
+    )
     return make(Capability, data, extra=extra, fields_set=set(cap))
 
 
@@ -213,7 +249,13 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
         return [Fault(pointer, f"an approval decision must be an object, not {_kind(value)}", "type")]
     decision = value.get("decision", _ABSENT)
     if decision is _ABSENT:
-        add(Fault(_ptr(pointer, "decision"), 'the decision object is missing required member "decision"', "required"))
+        add(
+            Fault(
+                _ptr(pointer, "decision"),
+                'the decision object is missing required member "decision"',
+                "required",
+            )
+        )
     elif decision == "ask" and type(decision) is str:
         add(
             Fault(
@@ -232,7 +274,13 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
     option = value.get("selected_option", _ABSENT)
     if option is not _ABSENT:
         if type(option) is not str:
-            add(Fault(_ptr(pointer, "selected_option"), f"selected_option must be a string, not {_kind(option)}", "type"))
+            add(
+                Fault(
+                    _ptr(pointer, "selected_option"),
+                    f"selected_option must be a string, not {_kind(option)}",
+                    "type",
+                )
+            )
         elif not spec.options:
             add(
                 Fault(
@@ -266,7 +314,13 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
         if decision == "deny":
             add(Fault(where, "an intent extension can only be granted with allow", "acs.extension-with-deny"))
         elif spec.intent_extension is None:
-            add(Fault(where, "the ASK proposed no intent extension, so none can be granted", "acs.extension-not-proposed"))
+            add(
+                Fault(
+                    where,
+                    "the ASK proposed no intent extension, so none can be granted",
+                    "acs.extension-not-proposed",
+                )
+            )
         elif not shape:
             _no_wider(faults, spec.intent_extension, ext, where)
     return faults

@@ -73,7 +73,11 @@ def _count(cls: type[BaseModel]) -> int:
 
 
 def make(
-    cls: type[M], data: dict[str, Any], *, extra: dict[str, Any] | None = None, fields_set: set[str] | None = None
+    cls: type[M],
+    data: dict[str, Any],
+    *,
+    extra: dict[str, Any] | None = None,
+    fields_set: set[str] | None = None,
 ) -> M:
     """Like :func:`build`, for a hot path that passes *every* field, in declaration order, as a dict.
 

@@ -10,8 +10,9 @@ passed, so a codec can report every fault and still know which parts are usable.
 
 from __future__ import annotations
 
+import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from askgate.core.formats import check_format
@@ -54,12 +55,18 @@ def is_number(value: Any) -> bool:
     if t is int:
         return True
     if t is float:
-        return value == value and value not in (float("inf"), float("-inf"))
+        return math.isfinite(value)
     return isinstance(value, (int, float)) and t is not bool
 
 
 def string(
-    faults: list[Fault], value: Any, pointer: str, label: str, lo: int = 0, hi: int | None = None, fmt: str | None = None
+    faults: list[Fault],
+    value: Any,
+    pointer: str,
+    label: str,
+    lo: int = 0,
+    hi: int | None = None,
+    fmt: str | None = None,
 ) -> bool:
     """``type: string`` with optional ``minLength``/``maxLength`` (code points) and ``format``."""
     if type(value) is not str:
@@ -71,7 +78,9 @@ def string(
         if lo == 1:
             faults.append(Fault(pointer, f"{label} must not be empty", "minLength"))
         else:
-            faults.append(Fault(pointer, f"{label} must be at least {lo} characters long (got {n})", "minLength"))
+            faults.append(
+                Fault(pointer, f"{label} must be at least {lo} characters long (got {n})", "minLength")
+            )
         ok = False
     if hi is not None and n > hi:
         faults.append(Fault(pointer, f"{label} must be at most {hi} characters long (got {n})", "maxLength"))
@@ -82,7 +91,9 @@ def string(
     return ok
 
 
-def enum(faults: list[Fault], value: Any, allowed: frozenset[str], order: tuple[str, ...], pointer: str, label: str) -> bool:
+def enum(
+    faults: list[Fault], value: Any, allowed: frozenset[str], order: tuple[str, ...], pointer: str, label: str
+) -> bool:
     """A string ``enum`` (every enum in these seeds lists strings only)."""
     if type(value) is str and value in allowed:
         return True
@@ -91,12 +102,18 @@ def enum(faults: list[Fault], value: Any, allowed: frozenset[str], order: tuple[
     return False
 
 
-def unknown_members(faults: list[Fault], obj: dict, allowed: frozenset[str], pointer: str, label: str) -> None:
+def unknown_members(
+    faults: list[Fault], obj: dict, allowed: frozenset[str], pointer: str, label: str
+) -> None:
     """``additionalProperties: false``."""
     for key in obj:
         if key not in allowed:
             faults.append(
-                Fault(_join(pointer, key), f'{label} does not allow member "{_clip(key)}"', "additionalProperties")
+                Fault(
+                    _join(pointer, key),
+                    f'{label} does not allow member "{_clip(key)}"',
+                    "additionalProperties",
+                )
             )
 
 
@@ -104,7 +121,9 @@ def required(faults: list[Fault], obj: dict, names: tuple[str, ...], pointer: st
     """``required``: the pointer names the missing member, so the fault says where it belongs."""
     for name in names:
         if name not in obj:
-            faults.append(Fault(_join(pointer, name), f'{label} is missing required member "{name}"', "required"))
+            faults.append(
+                Fault(_join(pointer, name), f'{label} is missing required member "{name}"', "required")
+            )
 
 
 def freeze(value: Any) -> Any:
@@ -160,18 +179,20 @@ def as_aware(now: datetime | str) -> datetime:
         moment = parse_date_time(now)
         if moment is None:
             raise AskgateError(
-                "invalid option now", [Fault("", f"now is not an RFC 3339 date-time: {now!r}", "options.now")], code="invalid_options"
+                "invalid option now",
+                [Fault("", f"now is not an RFC 3339 date-time: {now!r}", "options.now")],
+                code="invalid_options",
             )
         return moment
     if now.tzinfo is None:
-        return now.replace(tzinfo=timezone.utc)
+        return now.replace(tzinfo=UTC)
     return now
 
 
 def rfc3339(moment: datetime) -> str:
     """Render an aware datetime as RFC 3339 with an offset (``Z`` for UTC); naive means UTC."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     text = moment.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
@@ -197,7 +218,7 @@ def _bound(value: Any, left: int, depth: int) -> int | None:
             return None
         left -= 17
     elif t is float:
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             return None
         left -= 24
     elif depth > 32:

@@ -29,13 +29,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from askgate.core.approval import check_approval, check_intent_extension, decision_model, intent_extension_model
+from askgate.core.approval import (
+    check_approval,
+    check_intent_extension,
+    decision_model,
+    intent_extension_model,
+)
+from askgate.core.construct import make
 from askgate.core.formats import is_uri as _is_uri
 from askgate.core.model import Answer, ApprovalDecision, ApprovalSpec, Ask, Deadline, Dialect, Respondent
 from askgate.errors import AskgateError, Fault, raise_if_faults
 from askgate.jsonload import loads_strict
 from askgate.protocols import _checks as C
-from askgate.core.construct import make
 
 DIALECT = Dialect.ACS
 ACS_VERSION = "0.1.0"
@@ -74,7 +79,15 @@ RUNTIME_RULES = ("acs.question-empty", "acs.timeout-seconds-range")
 
 _TYPES, _AUTHS, _DISPOSITIONS = frozenset(APPROVER_TYPES), frozenset(AUTH_METHODS), frozenset(DISPOSITIONS)
 _DETAILS = frozenset(
-    ("approver", "question", "context", "options", "timeout_seconds", "timeout_disposition", "intent_extension")
+    (
+        "approver",
+        "question",
+        "context",
+        "options",
+        "timeout_seconds",
+        "timeout_disposition",
+        "intent_extension",
+    )
 )
 _APPROVER = frozenset(("type", "id", "endpoint", "auth"))
 _BINDING = frozenset(BINDING_MEMBERS)
@@ -83,7 +96,9 @@ _FORMS = ("auto", "ask_details", "result", "envelope")
 _ASK_ORIGIN = re.compile(r"(?:steps/toolCallRequest|protocols/MCP/.+|wrapped:mcp-[^/]+/.+)\Z", re.DOTALL)
 _HASH = re.compile(r"[0-9a-f]{64}\Z")
 _VERSION = re.compile(r"0\.1\.\d+\Z", re.ASCII)
-_is_uuid = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII).match
+_is_uuid = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII
+).match
 _M = C.MISSING
 
 
@@ -149,13 +164,19 @@ def _run(doc: Any, binding: Any, form: str, build: bool) -> Any:
     bound = _binding(faults, binding) if binding is not None else {}
     if request_id is not None and type(bound.get("request_id")) is str and bound["request_id"] != request_id:
         faults.append(
-            Fault("/binding/request_id", "binding.request_id differs from the result's request_id", "acs.request-id-mismatch")
+            Fault(
+                "/binding/request_id",
+                "binding.request_id differs from the result's request_id",
+                "acs.request-id-mismatch",
+            )
         )
     if not build:
         return faults
     if faults:
         versions_only = all(f.rule == "acs.unsupported-version" for f in faults)
-        raise_if_faults(faults, "invalid ACS ask", code="unsupported_version" if versions_only else "invalid_request")
+        raise_if_faults(
+            faults, "invalid ACS ask", code="unsupported_version" if versions_only else "invalid_request"
+        )
     assert parts is not None
     approver, spec, deadline, notes = parts
     if reasoning is not None and "reasoning" not in bound:
@@ -229,22 +250,28 @@ def _result(faults: list[Fault], result: dict, base: str) -> tuple[Any, str, Any
     if v is not _M and v != "final":
         add(Fault(f"{base}/type", 'result.type must be "final"', "const"))
     version = result.get("acs_version", _M)
-    if version is not _M:
-        if C.string(faults, version, f"{base}/acs_version", "acs_version") and not _VERSION.match(version):
-            add(
-                Fault(
-                    f"{base}/acs_version",
-                    f"acs_version {version!r} is not supported; askgate speaks ACS {ACS_VERSION}",
-                    "acs.unsupported-version",
-                )
+    known = version is not _M and C.string(faults, version, f"{base}/acs_version", "acs_version")
+    if known and not _VERSION.match(version):
+        add(
+            Fault(
+                f"{base}/acs_version",
+                f"acs_version {version!r} is not supported; askgate speaks ACS {ACS_VERSION}",
+                "acs.unsupported-version",
             )
+        )
     request_id = result.get("request_id", _M)
     if request_id is not _M:
         C.string(faults, request_id, f"{base}/request_id", "request_id", fmt="uuid")
     decision = result.get("decision", _M)
     if decision is not _M and decision != "ask":
         shown = decision if type(decision) is str else C.kind(decision)
-        add(Fault(f"{base}/decision", f'decision must be "ask" for askgate to route it (got {shown!r})', "acs.not-ask"))
+        add(
+            Fault(
+                f"{base}/decision",
+                f'decision must be "ask" for askgate to route it (got {shown!r})',
+                "acs.not-ask",
+            )
+        )
     reasoning = result.get("reasoning", _M)
     if reasoning is not _M:
         C.string(faults, reasoning, f"{base}/reasoning", "reasoning")
@@ -287,24 +314,53 @@ def _details(faults: list[Fault], d: Any, p: str, build: bool = True) -> Any:
         else:
             for i, item in enumerate(options):
                 if type(item) is not str:
-                    add(Fault(f"{p}/options/{i}", f"options[{i}] must be a string, not {C.kind(item)}", "type"))
+                    add(
+                        Fault(
+                            f"{p}/options/{i}", f"options[{i}] must be a string, not {C.kind(item)}", "type"
+                        )
+                    )
     timeout = g("timeout_seconds", _M)
     if type(timeout) is int and 1 <= timeout <= C.MAX_SAFE_INTEGER:
         pass  # the common case, decided in one test
     elif timeout is _M:
-        add(Fault(p + "/timeout_seconds", 'ask_details is missing required member "timeout_seconds"', "required"))
+        add(
+            Fault(
+                p + "/timeout_seconds", 'ask_details is missing required member "timeout_seconds"', "required"
+            )
+        )
     elif not C.is_integer(timeout):
-        add(Fault(p + "/timeout_seconds", f"timeout_seconds must be an integer, not {C.kind(timeout)}", "type"))
+        add(
+            Fault(
+                p + "/timeout_seconds", f"timeout_seconds must be an integer, not {C.kind(timeout)}", "type"
+            )
+        )
     elif timeout < 1:
         add(Fault(p + "/timeout_seconds", f"timeout_seconds must be at least 1 (got {timeout})", "minimum"))
     elif timeout > C.MAX_SAFE_INTEGER:
-        add(Fault(p + "/timeout_seconds", "timeout_seconds must be at most 2^53-1", "acs.timeout-seconds-range"))
+        add(
+            Fault(
+                p + "/timeout_seconds", "timeout_seconds must be at most 2^53-1", "acs.timeout-seconds-range"
+            )
+        )
     disposition = g("timeout_disposition", _M)
     if disposition is not _M and not (type(disposition) is str and disposition in _DISPOSITIONS):
         if type(disposition) is not str:
-            add(Fault(p + "/timeout_disposition", f"timeout_disposition must be a string, not {C.kind(disposition)}", "type"))
+            add(
+                Fault(
+                    p + "/timeout_disposition",
+                    f"timeout_disposition must be a string, not {C.kind(disposition)}",
+                    "type",
+                )
+            )
         else:
-            C.enum(faults, disposition, _DISPOSITIONS, DISPOSITIONS, p + "/timeout_disposition", "timeout_disposition")
+            C.enum(
+                faults,
+                disposition,
+                _DISPOSITIONS,
+                DISPOSITIONS,
+                p + "/timeout_disposition",
+                "timeout_disposition",
+            )
     ext = g("intent_extension", _M)
     if ext is not _M:
         faults.extend(check_intent_extension(ext, p + "/intent_extension"))
@@ -313,7 +369,9 @@ def _details(faults: list[Fault], d: Any, p: str, build: bool = True) -> Any:
 
     notes: tuple[str, ...] = ()
     if not _DETAILS.issuperset(d):
-        notes = tuple(f'ask_details member "{k}" ignored (unknown to ACS {ACS_VERSION})' for k in d if k not in _DETAILS)
+        notes = tuple(
+            f'ask_details member "{k}" ignored (unknown to ACS {ACS_VERSION})' for k in d if k not in _DETAILS
+        )
     if ext is _M and not options:
         spec = _PLAIN_APPROVAL
     else:
@@ -375,7 +433,13 @@ def _approver(faults: list[Fault], a: Any, p: str) -> None:
             method = auth.get("method", _M)
             if method is not _M and not (type(method) is str and method in _AUTHS):
                 if type(method) is not str:
-                    add(Fault(p + "/auth/method", f"approver.auth.method must be a string, not {C.kind(method)}", "type"))
+                    add(
+                        Fault(
+                            p + "/auth/method",
+                            f"approver.auth.method must be a string, not {C.kind(method)}",
+                            "type",
+                        )
+                    )
                 else:
                     C.enum(faults, method, _AUTHS, AUTH_METHODS, p + "/auth/method", "approver.auth.method")
 
@@ -393,7 +457,13 @@ def _binding(faults: list[Fault], binding: Any) -> dict[str, Any]:
             add(Fault(f"/binding/{name}", f"binding.{name} must be a string, not {C.kind(v)}", "type"))
     h = binding.get("request_hash")
     if type(h) is str and not _HASH.match(h):
-        add(Fault("/binding/request_hash", "binding.request_hash must be 64 lowercase hex digits (SHA-256)", "pattern"))
+        add(
+            Fault(
+                "/binding/request_hash",
+                "binding.request_hash must be 64 lowercase hex digits (SHA-256)",
+                "pattern",
+            )
+        )
     method = binding.get("method")
     if type(method) is str and not _ASK_ORIGIN.match(method):
         add(
@@ -412,7 +482,9 @@ def _binding(faults: list[Fault], binding: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------
 
 
-def check_answer(ask: Ask, payload: Any, *, respondent: Respondent | None = None, answered_at: Any = None) -> Answer:
+def check_answer(
+    ask: Ask, payload: Any, *, respondent: Respondent | None = None, answered_at: Any = None
+) -> Answer:
     """The approver's decision (an ACS-shaped result, bare or in a JSON-RPC envelope) -> :class:`Answer`.
 
     Outcome ``accept`` with an :class:`ApprovalDecision` (``decided_by="approver"``) for both allow and
@@ -420,7 +492,9 @@ def check_answer(ask: Ask, payload: Any, *, respondent: Respondent | None = None
     """
     if not isinstance(ask.spec, ApprovalSpec):
         raise AskgateError(
-            "not an ACS approval", [Fault("", "the ask is not an approval", "acs.not-approval")], code="invalid_answer"
+            "not an ACS approval",
+            [Fault("", "the ask is not an approval", "acs.not-approval")],
+            code="invalid_answer",
         )
     faults: list[Fault] = []
     value, base = payload, ""
@@ -429,9 +503,15 @@ def check_answer(ask: Ask, payload: Any, *, respondent: Respondent | None = None
     if value is not None or not faults:
         faults.extend(check_approval(ask.spec, value, base))
     if faults:
-        code = "capability_not_negotiated" if any(f.rule == "acs.approver-ask" for f in faults) else "invalid_answer"
+        code = (
+            "capability_not_negotiated"
+            if any(f.rule == "acs.approver-ask" for f in faults)
+            else "invalid_answer"
+        )
         raise_if_faults(faults, "invalid ACS approval", code=code)
-    return Answer(outcome="accept", value=decision_model(value), respondent=respondent, answered_at=answered_at)
+    return Answer(
+        outcome="accept", value=decision_model(value), respondent=respondent, answered_at=answered_at
+    )
 
 
 def render_answer(
@@ -496,7 +576,13 @@ def _effective(ask: Ask, answer: Answer) -> ApprovalDecision:
         if not isinstance(value, ApprovalDecision):
             raise AskgateError(
                 "cannot render ACS resolution",
-                [Fault("/result/decision", "an accepted approval needs an ApprovalDecision value", "acs.render")],
+                [
+                    Fault(
+                        "/result/decision",
+                        "an accepted approval needs an ApprovalDecision value",
+                        "acs.render",
+                    )
+                ],
                 code="invalid_answer",
             )
         return value
@@ -537,7 +623,13 @@ def acs_error(code_name: str, message: str, jsonrpc_id: str | int | None, data: 
     if code_name not in ERROR_CODES:
         raise AskgateError(
             f"unknown ACS error {code_name!r}",
-            [Fault("", f"unknown ACS error name {code_name!r}; expected one of {', '.join(ERROR_CODES)}", "acs.error-name")],
+            [
+                Fault(
+                    "",
+                    f"unknown ACS error name {code_name!r}; expected one of {', '.join(ERROR_CODES)}",
+                    "acs.error-name",
+                )
+            ],
             code="invalid_options",
         )
     error: dict[str, Any] = {"code": ERROR_CODES[code_name], "message": message}

@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from askgate.core import formats
+from askgate.core.construct import make
 from askgate.core.formats import check_format
 from askgate.core.model import (
     Answer,
@@ -51,10 +52,9 @@ from askgate.core.model import (
     TextSpec,
     YesNoSpec,
 )
-from askgate.errors import AskgateError, Fault, raise_if_faults
+from askgate.errors import Fault, raise_if_faults
 from askgate.jsonload import loads_strict
 from askgate.protocols import _checks as C
-from askgate.core.construct import make
 from askgate.protocols.flat_schema import parse_requested_schema
 
 DIALECT = Dialect.AQP
@@ -63,7 +63,17 @@ SUBJECT_MAX_BYTES = 16 * 1024
 TEXT_DEFAULT_MAX = 16000
 MASK = "**********"
 
-TYPES = ("feedback", "evaluation", "clarification", "approval", "status", "preference", "correction", "survey", "custom")
+TYPES = (
+    "feedback",
+    "evaluation",
+    "clarification",
+    "approval",
+    "status",
+    "preference",
+    "correction",
+    "survey",
+    "custom",
+)
 TIMINGS = ("immediate", "after_outcome_known", "after_task_complete", "deferred")
 CONSENT_MODES = ("not_required", "ask_once", "ask_always")
 FORMATS = ("text", "structured", "choice", "boolean", "number")
@@ -87,9 +97,17 @@ _TOP = frozenset((*_REQUIRED, "instructions", "dataPolicy", "consentScope"))
 _RESPONSE = frozenset(("format", "jsonSchema", "choices", "maxLength"))
 _DELIVERY = frozenset(("binding", "endpoint", "authorization", "operation"))
 _MEMBER_FORMAT = {"maxLength": "text", "jsonSchema": "structured", "choices": "choice"}
-_SPEC_FORMAT = {"text": "text", "form": "structured", "choice": "choice", "yes_no": "boolean", "number": "number"}
+_SPEC_FORMAT = {
+    "text": "text",
+    "form": "structured",
+    "choice": "choice",
+    "yes_no": "boolean",
+    "number": "number",
+}
 _M = C.MISSING
-_is_uuid = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII).match
+_is_uuid = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII
+).match
 _is_uri = formats.is_uri
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -167,9 +185,21 @@ def _run(doc: Any, now: datetime | str | None, build: bool) -> Any:
     if mode_ok:  # a missing or invalid consentMode leaves both conditionals silent (§3.3)
         if mode == "ask_once":
             if scope is _M:
-                add(Fault("/consentScope", 'consentMode "ask_once" requires consentScope', "aqp.consentScope-required"))
+                add(
+                    Fault(
+                        "/consentScope",
+                        'consentMode "ask_once" requires consentScope',
+                        "aqp.consentScope-required",
+                    )
+                )
         elif scope is not _M:
-            add(Fault("/consentScope", f'consentScope is not allowed with consentMode "{mode}"', "aqp.consentScope-forbidden"))
+            add(
+                Fault(
+                    "/consentScope",
+                    f'consentScope is not allowed with consentMode "{mode}"',
+                    "aqp.consentScope-forbidden",
+                )
+            )
     expires = g("expiresAt", _M)
     expires_at = C.parse_date_time(expires) if type(expires) is str else None
     if expires is not _M and expires_at is None:
@@ -185,7 +215,9 @@ def _run(doc: Any, now: datetime | str | None, build: bool) -> Any:
         spec = _structured(intake, response["jsonSchema"])
     if now is not None:
         if expires_at is not None and expires_at <= C.as_aware(now):
-            intake.append(Fault("/expiresAt", f"expiresAt {expires} is not in the future", "aqp.already_expired"))
+            intake.append(
+                Fault("/expiresAt", f"expiresAt {expires} is not in the future", "aqp.already_expired")
+            )
         if binding is not None:
             _endpoint_rule(intake, delivery, binding)
 
@@ -225,7 +257,9 @@ def _run(doc: Any, now: datetime | str | None, build: bool) -> Any:
             "subject": subject,
             "spec": spec,
             "respondent": None,
-            "deadline": make(Deadline, {"expires_at": expires_at, "timeout_seconds": None, "on_timeout": "expire"}),
+            "deadline": make(
+                Deadline, {"expires_at": expires_at, "timeout_seconds": None, "on_timeout": "expire"}
+            ),
             "consent": _NO_CONSENT
             if mode == "not_required" and data_policy is _M
             else make(
@@ -270,7 +304,11 @@ def _subject(faults: list[Fault], subject: Any) -> None:
         return
     if len(text) * 4 > SUBJECT_MAX_BYTES and (size := len(text.encode("utf-8"))) > SUBJECT_MAX_BYTES:
         faults.append(
-            Fault("/subject", f"subject is {size} bytes as JSON; at most {SUBJECT_MAX_BYTES} allowed", "aqp.subject-too-large")
+            Fault(
+                "/subject",
+                f"subject is {size} bytes as JSON; at most {SUBJECT_MAX_BYTES} allowed",
+                "aqp.subject-too-large",
+            )
         )
 
 
@@ -290,23 +328,45 @@ def _response(faults: list[Fault], response: Any) -> str | None:
         C.unknown_members(faults, response, _RESPONSE, "/response", "response")
     schema = response.get("jsonSchema", _M)
     if schema is not _M and type(schema) is not dict:
-        add(Fault("/response/jsonSchema", f"response.jsonSchema must be an object, not {C.kind(schema)}", "type"))
+        add(
+            Fault(
+                "/response/jsonSchema", f"response.jsonSchema must be an object, not {C.kind(schema)}", "type"
+            )
+        )
     choices = response.get("choices", _M)
     if choices is not _M:
         _choices(faults, choices)
     max_length = response.get("maxLength", _M)
     if max_length is not _M:
         if not C.is_integer(max_length):
-            add(Fault("/response/maxLength", f"response.maxLength must be an integer, not {C.kind(max_length)}", "type"))
+            add(
+                Fault(
+                    "/response/maxLength",
+                    f"response.maxLength must be an integer, not {C.kind(max_length)}",
+                    "type",
+                )
+            )
         elif max_length < 1:
             add(Fault("/response/maxLength", "response.maxLength must be at least 1", "minimum"))
         elif max_length > 16000:
             add(Fault("/response/maxLength", "response.maxLength must be at most 16000", "maximum"))
     # The conditionals only speak once format is a known value (a missing format is vacuous, §3.3).
     if fmt == "structured" and schema is _M:
-        add(Fault("/response/jsonSchema", 'response.format "structured" requires response.jsonSchema', "aqp.jsonSchema-required"))
+        add(
+            Fault(
+                "/response/jsonSchema",
+                'response.format "structured" requires response.jsonSchema',
+                "aqp.jsonSchema-required",
+            )
+        )
     elif fmt == "choice" and choices is _M:
-        add(Fault("/response/choices", 'response.format "choice" requires response.choices', "aqp.choices-required"))
+        add(
+            Fault(
+                "/response/choices",
+                'response.format "choice" requires response.choices',
+                "aqp.choices-required",
+            )
+        )
     return fmt if len(faults) == before else None
 
 
@@ -327,10 +387,22 @@ def _choices(faults: list[Fault], choices: Any) -> None:
                 C.string(faults, item, f"/response/choices/{i}", f"response.choices[{i}]", 1, 256)
             key: Any = item
         else:
-            add(Fault(f"/response/choices/{i}", f"response.choices[{i}] must be a string, not {C.kind(item)}", "type"))
+            add(
+                Fault(
+                    f"/response/choices/{i}",
+                    f"response.choices[{i}] must be a string, not {C.kind(item)}",
+                    "type",
+                )
+            )
             key = C.freeze(item)
         if key in seen:
-            add(Fault(f"/response/choices/{i}", f"response.choices[{i}] repeats an earlier choice", "uniqueItems"))
+            add(
+                Fault(
+                    f"/response/choices/{i}",
+                    f"response.choices[{i}] repeats an earlier choice",
+                    "uniqueItems",
+                )
+            )
         seen.add(key)
 
 
@@ -355,9 +427,17 @@ def _delivery(faults: list[Fault], delivery: Any) -> str | None:
         if type(v) is str:  # never echo a credential in a message
             if not 1 <= len(v) <= 4096:
                 rule = "minLength" if not v else "maxLength"
-                faults.append(Fault("/delivery/authorization", "delivery.authorization must be 1-4096 characters", rule))
+                faults.append(
+                    Fault("/delivery/authorization", "delivery.authorization must be 1-4096 characters", rule)
+                )
         else:
-            faults.append(Fault("/delivery/authorization", f"delivery.authorization must be a string, not {C.kind(v)}", "type"))
+            faults.append(
+                Fault(
+                    "/delivery/authorization",
+                    f"delivery.authorization must be a string, not {C.kind(v)}",
+                    "type",
+                )
+            )
     v = delivery.get("operation", _M)
     if v is not _M and not (type(v) is str and 0 < len(v) <= 128):
         C.string(faults, v, "/delivery/operation", "delivery.operation", 1, 128)
@@ -367,15 +447,23 @@ def _delivery(faults: list[Fault], delivery: Any) -> str | None:
 def _endpoint_rule(intake: list[Fault], delivery: dict, binding: str) -> None:
     endpoint = delivery.get("endpoint")
     if binding == "https":
-        if endpoint is None or not endpoint[:6].lower() == "https:":
+        if endpoint is None or endpoint[:6].lower() != "https:":
             intake.append(
-                Fault("/delivery/endpoint", 'binding "https" needs an https endpoint to deliver to', "aqp.endpoint_required")
+                Fault(
+                    "/delivery/endpoint",
+                    'binding "https" needs an https endpoint to deliver to',
+                    "aqp.endpoint_required",
+                )
             )
     elif binding == "mcp":
         for member in ("endpoint", "operation"):
             if member not in delivery:
                 intake.append(
-                    Fault(f"/delivery/{member}", f'binding "mcp" needs delivery.{member}', "aqp.endpoint_required")
+                    Fault(
+                        f"/delivery/{member}",
+                        f'binding "mcp" needs delivery.{member}',
+                        "aqp.endpoint_required",
+                    )
                 )
 
 
@@ -402,7 +490,10 @@ _NUMBER = NumberSpec()
 
 def _simple_spec(fmt: str, response: dict) -> Any:
     if fmt == "text":
-        return make(TextSpec, {"kind": "text", "min_length": 1, "max_length": int(response.get("maxLength", TEXT_DEFAULT_MAX))})
+        return make(
+            TextSpec,
+            {"kind": "text", "min_length": 1, "max_length": int(response.get("maxLength", TEXT_DEFAULT_MAX))},
+        )
     if fmt == "choice":
         return make(ChoiceSpec, {"kind": "choice", "choices": tuple(response["choices"])})
     return _YES_NO if fmt == "boolean" else _NUMBER
@@ -453,7 +544,9 @@ def check_answer(
             "answered",
             "declined",
         ):
-            faults.append(Fault("/status", f'a respondent cannot report status "{status}"', "aqp.answer-status"))
+            faults.append(
+                Fault("/status", f'a respondent cannot report status "{status}"', "aqp.answer-status")
+            )
         version = payload.get("protocolVersion", _M)
         if version is not _M and version != PROTOCOL_VERSION:
             faults.append(Fault("/protocolVersion", f'protocolVersion must be "{PROTOCOL_VERSION}"', "const"))
@@ -464,7 +557,9 @@ def check_answer(
         if status == "answered" and answer is _M:
             faults.append(Fault("/answer", 'status "answered" requires answer', "required"))
         elif status != "answered" and answer is not _M:
-            faults.append(Fault("/answer", f'answer is only allowed with status "answered"', "aqp.answer-forbidden"))
+            faults.append(
+                Fault("/answer", 'answer is only allowed with status "answered"', "aqp.answer-forbidden")
+            )
         if status == "declined":
             raise_if_faults(faults, "invalid AQP answer", code="invalid_answer")
             return Answer(outcome="decline", respondent=respondent, answered_at=answered_at)
@@ -479,11 +574,17 @@ def check_answer(
             C.required(faults, answer, ("format", "value"), base, "answer")
             C.unknown_members(faults, answer, frozenset(("format", "value")), base, "answer")
             got = answer.get("format", _M)
-            if got is not _M and C.enum(faults, got, _FORMATS, FORMATS, base + "/format", "answer.format"):
-                if got != fmt:
-                    faults.append(
-                        Fault(base + "/format", f'answer.format must repeat the query\'s format "{fmt}"', "aqp.answer-format")
+            known = got is not _M and C.enum(
+                faults, got, _FORMATS, FORMATS, base + "/format", "answer.format"
+            )
+            if known and got != fmt:
+                faults.append(
+                    Fault(
+                        base + "/format",
+                        f'answer.format must repeat the query\'s format "{fmt}"',
+                        "aqp.answer-format",
                     )
+                )
             value = answer.get("value", _M)
             if value is not _M:
                 faults.extend(check_value(ask.spec, value, base + "/value"))
@@ -513,7 +614,9 @@ def render_answer(
     incomplete or inconsistent.
     """
     faults: list[Fault] = []
-    status = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}.get(answer.outcome, "expired")
+    status = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}.get(
+        answer.outcome, "expired"
+    )
     if isinstance(issued_at, str):
         issued = issued_at
         if not check_format("date-time", issued):
@@ -533,11 +636,17 @@ def render_answer(
             faults.append(Fault("/respondent", "an answered QueryResponse needs a respondent", "aqp.render"))
         if answer.answered_at is None:
             faults.append(Fault("/answeredAt", "an answered QueryResponse needs answeredAt", "aqp.render"))
-        if basis not in CONSENT_BASES or (mode == "not_required") != (basis == "not_required") or (
-            mode == "ask_always" and basis == "stored_grant"
+        if (
+            basis not in CONSENT_BASES
+            or (mode == "not_required") != (basis == "not_required")
+            or (mode == "ask_always" and basis == "stored_grant")
         ):
             faults.append(
-                Fault("/consent/basis", f'consent basis {basis!r} does not fit consentMode "{mode}"', "aqp.render")
+                Fault(
+                    "/consent/basis",
+                    f'consent basis {basis!r} does not fit consentMode "{mode}"',
+                    "aqp.render",
+                )
             )
         if answer.value is None:
             faults.append(Fault("/answer/value", "an answered QueryResponse needs a value", "aqp.render"))

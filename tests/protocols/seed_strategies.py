@@ -14,7 +14,8 @@ filters the rare object that still misses them.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -56,26 +57,39 @@ def _uri() -> st.SearchStrategy[str]:
     return st.one_of(
         st.builds(lambda h, p: f"https://{h}{p}", host, path),
         st.builds(lambda h, port: f"http://{h}:{port}/", host, st.integers(0, 99999)),
-        st.sampled_from(["urn:isbn:0451450523", "mailto:ops@example.com", "https://[::1]:8443/x", "a:", "tag:x,2026:y"]),
+        st.sampled_from(
+            ["urn:isbn:0451450523", "mailto:ops@example.com", "https://[::1]:8443/x", "a:", "tag:x,2026:y"]
+        ),
         st.sampled_from(["not a uri", "/relative", "https://h:port/", "http://a b", "https://[v1.x]/"]),
     )
 
 
 def _date_time() -> st.SearchStrategy[str]:
     stamp = st.datetimes(
-        min_value=__import__("datetime").datetime(1, 1, 1), max_value=__import__("datetime").datetime(9999, 12, 30)
+        min_value=__import__("datetime").datetime(1, 1, 1),
+        max_value=__import__("datetime").datetime(9999, 12, 30),
     )
     offset = st.sampled_from(["Z", "z", "+00:00", "-05:30", "+23:59", "+14:00"])
     return st.one_of(
         st.builds(lambda d, o: d.isoformat(timespec="seconds") + o, stamp, offset),
         st.builds(lambda d, o: d.isoformat() + o, stamp, offset),
         st.sampled_from(
-            ["2026-08-03T00:00:00", "2026-02-30T00:00:00Z", "2026-12-31T23:59:60Z", "2026-08-03 00:00:00Z", "2026-08-03t10:00:00z"]
+            [
+                "2026-08-03T00:00:00",
+                "2026-02-30T00:00:00Z",
+                "2026-12-31T23:59:60Z",
+                "2026-08-03 00:00:00Z",
+                "2026-08-03t10:00:00z",
+            ]
         ),
     )
 
 
-FORMATS: dict[str, Callable[[], st.SearchStrategy[str]]] = {"uuid": _uuid, "uri": _uri, "date-time": _date_time}
+FORMATS: dict[str, Callable[[], st.SearchStrategy[str]]] = {
+    "uuid": _uuid,
+    "uri": _uri,
+    "date-time": _date_time,
+}
 
 
 class SchemaStrategies:
@@ -185,10 +199,40 @@ class SchemaStrategies:
 # Cheap arbitrary JSON for fuzzing: decoded from hypothesis-drawn bytes.
 # --------------------------------------------------------------------------------------------------
 
-_SPECIAL_CHARS = "\x00\n\t\"\\/~é東😀\u2028\ufeff"
-_SPECIAL_STRINGS = ["", "0", "true", "null", "ask", "allow", "deny", "text", "choice", "https", "other",
-                    "2026-08-03T00:00:00Z", "9b2f7c1e-2a4d-4e8b-9f21-0c5d7a3e6b10", "https://x.example/", "__proto__"]
-_SPECIAL_NUMBERS: list[Any] = [0, 1, -1, 0.5, 1.0, -0.0, 2**53, 2**53 + 1, -(2**63), 10**30, 1e300, 5e-324, 16000, 16001]
+_SPECIAL_CHARS = '\x00\n\t"\\/~é東😀\u2028\ufeff'
+_SPECIAL_STRINGS = [
+    "",
+    "0",
+    "true",
+    "null",
+    "ask",
+    "allow",
+    "deny",
+    "text",
+    "choice",
+    "https",
+    "other",
+    "2026-08-03T00:00:00Z",
+    "9b2f7c1e-2a4d-4e8b-9f21-0c5d7a3e6b10",
+    "https://x.example/",
+    "__proto__",
+]
+_SPECIAL_NUMBERS: list[Any] = [
+    0,
+    1,
+    -1,
+    0.5,
+    1.0,
+    -0.0,
+    2**53,
+    2**53 + 1,
+    -(2**63),
+    10**30,
+    1e300,
+    5e-324,
+    16000,
+    16001,
+]
 
 
 class _Bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -18,12 +18,37 @@ from askgate.protocols.registry import codec_for
 RID = "3f6c2a9e-8d1b-4c7e-a5f0-6e2b9d4c1a77"
 RES = "6c1d8f0e-0b7a-4c2e-9a4d-2f5e8b1c7d30"
 BASE = {"approver": {"type": "human", "id": "user:lead"}, "question": "Run it?", "timeout_seconds": 300}
-PROPOSAL = {"capabilities": [{"tool": "shell", "operation": "exec", "resource": "posix:///srv"}, {"tool": "db", "operation": "write", "x": [1]}],
-            "scope": "session"}
-FULL = {**BASE, "options": ["once", "always"], "context": "why", "timeout_disposition": "allow", "intent_extension": PROPOSAL}
-RESULT = {"type": "final", "acs_version": "0.1.0", "request_id": RID, "decision": "ask", "reasoning": "outside intent", "ask_details": FULL}
+PROPOSAL = {
+    "capabilities": [
+        {"tool": "shell", "operation": "exec", "resource": "posix:///srv"},
+        {"tool": "db", "operation": "write", "x": [1]},
+    ],
+    "scope": "session",
+}
+FULL = {
+    **BASE,
+    "options": ["once", "always"],
+    "context": "why",
+    "timeout_disposition": "allow",
+    "intent_extension": PROPOSAL,
+}
+RESULT = {
+    "type": "final",
+    "acs_version": "0.1.0",
+    "request_id": RID,
+    "decision": "ask",
+    "reasoning": "outside intent",
+    "ask_details": FULL,
+}
 ENV = {"jsonrpc": "2.0", "id": "r-1", "result": RESULT}
-BINDING = {"session_id": "s", "agent_id": "a", "step_id": "step-1", "request_id": RID, "method": "steps/toolCallRequest", "request_hash": "0" * 64}
+BINDING = {
+    "session_id": "s",
+    "agent_id": "a",
+    "step_id": "step-1",
+    "request_id": RID,
+    "method": "steps/toolCallRequest",
+    "request_hash": "0" * 64,
+}
 
 
 def refused(document, **opts):
@@ -47,8 +72,15 @@ def test_every_form_builds_a_model_equal_to_a_validated_one(document):
 def test_mapping_onto_the_canonical_ask():
     ask = acs.parse_request(ENV, binding=BINDING)
     assert ask.prompt == "Run it?" and ask.details == "why"
-    assert ask.spec == ApprovalSpec(options=("once", "always"), intent_extension=IntentExtension.model_validate(PROPOSAL))
-    assert ask.spec.intent_extension.capabilities[1].model_dump() == {"tool": "db", "operation": "write", "resource": None, "x": [1]}
+    assert ask.spec == ApprovalSpec(
+        options=("once", "always"), intent_extension=IntentExtension.model_validate(PROPOSAL)
+    )
+    assert ask.spec.intent_extension.capabilities[1].model_dump() == {
+        "tool": "db",
+        "operation": "write",
+        "resource": None,
+        "x": [1],
+    }
     assert ask.respondent == Respondent(kind="human", id="user:lead")
     assert (ask.deadline.timeout_seconds, ask.deadline.on_timeout) == (300.0, "allow")
     assert ask.session_id == "s" and ask.external_id == RID
@@ -86,7 +118,15 @@ def test_ask_origins_that_acs_allows(method):
 
 
 @pytest.mark.parametrize(
-    "method", ["steps/llmRequest", "steps/toolCallResult", "protocols/MCP/", "wrapped:mcp-1/", "steps/toolCallRequest/x", "STEPS/toolCallRequest"]
+    "method",
+    [
+        "steps/llmRequest",
+        "steps/toolCallResult",
+        "protocols/MCP/",
+        "wrapped:mcp-1/",
+        "steps/toolCallRequest/x",
+        "STEPS/toolCallRequest",
+    ],
 )
 def test_ask_origins_that_acs_refuses(method):
     assert [f.rule for f in refused(BASE, binding={"method": method}).faults] == ["acs.ask-origin"]
@@ -102,13 +142,27 @@ def test_unknown_members_pass_and_are_noted():
 
 
 def test_every_fault_at_once():
-    bad = {"approver": {"type": "robot"}, "question": "", "options": [1], "timeout_seconds": 0, "timeout_disposition": "maybe",
-           "intent_extension": {"capabilities": [], "scope": "x", "provenance": {"origin": "llm"}}}
+    bad = {
+        "approver": {"type": "robot"},
+        "question": "",
+        "options": [1],
+        "timeout_seconds": 0,
+        "timeout_disposition": "maybe",
+        "intent_extension": {"capabilities": [], "scope": "x", "provenance": {"origin": "llm"}},
+    }
     got = {(f.pointer, f.rule) for f in refused(bad).faults}
-    assert got == {("/approver/type", "enum"), ("/approver/id", "required"), ("/question", "acs.question-empty"),
-                   ("/options/0", "type"), ("/timeout_seconds", "minimum"), ("/timeout_disposition", "enum"),
-                   ("/intent_extension/capabilities", "minItems"), ("/intent_extension/scope", "enum"),
-                   ("/intent_extension/provenance/provenance_id", "required"), ("/intent_extension/provenance/origin", "enum")}
+    assert got == {
+        ("/approver/type", "enum"),
+        ("/approver/id", "required"),
+        ("/question", "acs.question-empty"),
+        ("/options/0", "type"),
+        ("/timeout_seconds", "minimum"),
+        ("/timeout_disposition", "enum"),
+        ("/intent_extension/capabilities", "minItems"),
+        ("/intent_extension/scope", "enum"),
+        ("/intent_extension/provenance/provenance_id", "required"),
+        ("/intent_extension/provenance/origin", "enum"),
+    }
 
 
 def test_bytes_entry_point():
@@ -138,28 +192,43 @@ def test_check_value_delegates_to_check_approval():
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [({"decision": "allow", "selected_option": "once"}, []),
-     ({"decision": "deny"}, []),
-     ({"decision": "deny", "selected_option": "always"}, []),
-     ({"decision": "allow", "selected_option": "twice"}, ["acs.option-unknown"]),
-     ({"decision": "allow", "selected_option": "once", "intent_extension": NARROW}, []),
-     ({"decision": "allow", "selected_option": "once", "intent_extension": PROPOSAL}, []),
-     ({"decision": "deny", "intent_extension": NARROW}, ["acs.extension-with-deny"]),
-     ({"decision": "allow", "selected_option": "once", "intent_extension": {**NARROW, "capabilities": [{"tool": "db", "operation": "write"}]}},
-      ["acs.extension-wider-capabilities"]),  # the proposal's capability carries x: [1]; dropping it is a different tuple
-     ({"decision": "ask"}, ["acs.approver-ask"]),
-     ({"decision": "ALLOW", "selected_option": "once"}, ["enum"]),
-     ({"decision": "allow", "selected_option": 1}, ["type"]),
-     ({"decision": "allow", "selected_option": "once", "reasoning": None}, ["type"])],
+    [
+        ({"decision": "allow", "selected_option": "once"}, []),
+        ({"decision": "deny"}, []),
+        ({"decision": "deny", "selected_option": "always"}, []),
+        ({"decision": "allow", "selected_option": "twice"}, ["acs.option-unknown"]),
+        ({"decision": "allow", "selected_option": "once", "intent_extension": NARROW}, []),
+        ({"decision": "allow", "selected_option": "once", "intent_extension": PROPOSAL}, []),
+        ({"decision": "deny", "intent_extension": NARROW}, ["acs.extension-with-deny"]),
+        (
+            {
+                "decision": "allow",
+                "selected_option": "once",
+                "intent_extension": {**NARROW, "capabilities": [{"tool": "db", "operation": "write"}]},
+            },
+            ["acs.extension-wider-capabilities"],
+        ),  # the proposal's capability carries x: [1]; dropping it is a different tuple
+        ({"decision": "ask"}, ["acs.approver-ask"]),
+        ({"decision": "ALLOW", "selected_option": "once"}, ["enum"]),
+        ({"decision": "allow", "selected_option": 1}, ["type"]),
+        ({"decision": "allow", "selected_option": "once", "reasoning": None}, ["type"]),
+    ],
 )
 def test_approval_rules(value, expected):
     assert rules(SPEC, value) == expected
 
 
 def test_scope_may_narrow_but_never_widen():
-    this_request = ApprovalSpec(intent_extension=IntentExtension.model_validate({**PROPOSAL, "scope": "this_request"}))
-    assert rules(this_request, {"decision": "allow", "intent_extension": {**PROPOSAL, "scope": "this_request"}}) == []
-    assert rules(this_request, {"decision": "allow", "intent_extension": PROPOSAL}) == ["acs.extension-wider-scope"]
+    this_request = ApprovalSpec(
+        intent_extension=IntentExtension.model_validate({**PROPOSAL, "scope": "this_request"})
+    )
+    assert (
+        rules(this_request, {"decision": "allow", "intent_extension": {**PROPOSAL, "scope": "this_request"}})
+        == []
+    )
+    assert rules(this_request, {"decision": "allow", "intent_extension": PROPOSAL}) == [
+        "acs.extension-wider-scope"
+    ]
 
 
 def test_check_approval_accepts_a_canonical_decision():
@@ -188,15 +257,22 @@ def test_check_answer_codes():
 def test_check_answer_gives_the_approvers_decision():
     ask = acs.parse_request(FULL)
     who = Respondent(kind="human", id="user:lead")
-    at = datetime(2026, 8, 2, tzinfo=timezone.utc)
-    answer = acs.check_answer(ask, {"decision": "allow", "selected_option": "once", "intent_extension": NARROW}, respondent=who, answered_at=at)
+    at = datetime(2026, 8, 2, tzinfo=UTC)
+    answer = acs.check_answer(
+        ask,
+        {"decision": "allow", "selected_option": "once", "intent_extension": NARROW},
+        respondent=who,
+        answered_at=at,
+    )
     assert answer.outcome == "accept" and answer.respondent == who and answer.answered_at == at
     assert answer.value.decided_by == "approver" and answer.value.intent_extension.scope == "this_request"
 
 
 def test_check_answer_refuses_an_error_envelope():
     with pytest.raises(AskgateError) as err:
-        acs.check_answer(acs.parse_request(BASE), {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "x"}})
+        acs.check_answer(
+            acs.parse_request(BASE), {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "x"}}
+        )
     assert [f.rule for f in err.value.faults] == ["acs.envelope-error"]
 
 
@@ -207,16 +283,38 @@ def test_check_answer_refuses_an_error_envelope():
 
 def test_resolution_for_an_approval_with_everything():
     ask = acs.parse_request(ENV, binding=BINDING)
-    answer = acs.check_answer(ask, {"decision": "allow", "reasoning": "ok", "selected_option": "once", "intent_extension": NARROW},
-                              respondent=Respondent(kind="human", id="user:lead"))
+    answer = acs.check_answer(
+        ask,
+        {"decision": "allow", "reasoning": "ok", "selected_option": "once", "intent_extension": NARROW},
+        respondent=Respondent(kind="human", id="user:lead"),
+    )
     out = acs.render_answer(ask, answer, request_id=RES, jsonrpc_id="r-9", chain_hash="f" * 64)
-    assert out == {"jsonrpc": "2.0", "id": "r-9", "result": {
-        "type": "final", "acs_version": "0.1.0", "request_id": RES, "decision": "allow", "reasoning": "ok",
-        "reason_codes": ["approver_decision"],
-        "policy_data": {"askgate": {"ask_step_id": "step-1", "ask_request_id": RID, "decided_by": "approver",
-                                    "approver": {"type": "human", "id": "user:lead"}, "selected_option": "once",
-                                    "intent_extension": {"capabilities": [{"tool": "db", "operation": "write", "x": [1]}], "scope": "this_request"}}},
-        "chain_hash": "f" * 64}}
+    assert out == {
+        "jsonrpc": "2.0",
+        "id": "r-9",
+        "result": {
+            "type": "final",
+            "acs_version": "0.1.0",
+            "request_id": RES,
+            "decision": "allow",
+            "reasoning": "ok",
+            "reason_codes": ["approver_decision"],
+            "policy_data": {
+                "askgate": {
+                    "ask_step_id": "step-1",
+                    "ask_request_id": RID,
+                    "decided_by": "approver",
+                    "approver": {"type": "human", "id": "user:lead"},
+                    "selected_option": "once",
+                    "intent_extension": {
+                        "capabilities": [{"tool": "db", "operation": "write", "x": [1]}],
+                        "scope": "this_request",
+                    },
+                }
+            },
+            "chain_hash": "f" * 64,
+        },
+    }
 
 
 def test_timeout_resolution_uses_the_disposition_and_names_no_approver():
@@ -229,7 +327,10 @@ def test_timeout_resolution_uses_the_disposition_and_names_no_approver():
 
 def test_render_refuses_bad_ids_and_cancel():
     ask = acs.parse_request(BASE)
-    for kwargs in ({"request_id": "r-1", "jsonrpc_id": 1}, {"request_id": RES, "jsonrpc_id": 1, "chain_hash": "F" * 64}):
+    for kwargs in (
+        {"request_id": "r-1", "jsonrpc_id": 1},
+        {"request_id": RES, "jsonrpc_id": 1, "chain_hash": "F" * 64},
+    ):
         with pytest.raises(AskgateError):
             acs.render_answer(ask, Answer(outcome="timed_out"), **kwargs)
     with pytest.raises(AskgateError) as err:
@@ -239,13 +340,28 @@ def test_render_refuses_bad_ids_and_cancel():
 
 @pytest.mark.parametrize(
     ("name", "code"),
-    [("PARSE_ERROR", -32700), ("INVALID_REQUEST", -32600), ("METHOD_NOT_FOUND", -32601), ("INVALID_PARAMS", -32602),
-     ("INTERNAL_ERROR", -32603), ("SESSION_REFUSED", -32000), ("UNSUPPORTED_VERSION", -32001), ("PROVENANCE_REQUIRED", -32002),
-     ("CAPABILITY_NOT_NEGOTIATED", -32003), ("SIGNATURE_INVALID", -32004), ("REPLAY_DETECTED", -32005),
-     ("TIMESTAMP_OUT_OF_WINDOW", -32006), ("CHAIN_MISMATCH", -32007)],
+    [
+        ("PARSE_ERROR", -32700),
+        ("INVALID_REQUEST", -32600),
+        ("METHOD_NOT_FOUND", -32601),
+        ("INVALID_PARAMS", -32602),
+        ("INTERNAL_ERROR", -32603),
+        ("SESSION_REFUSED", -32000),
+        ("UNSUPPORTED_VERSION", -32001),
+        ("PROVENANCE_REQUIRED", -32002),
+        ("CAPABILITY_NOT_NEGOTIATED", -32003),
+        ("SIGNATURE_INVALID", -32004),
+        ("REPLAY_DETECTED", -32005),
+        ("TIMESTAMP_OUT_OF_WINDOW", -32006),
+        ("CHAIN_MISMATCH", -32007),
+    ],
 )
 def test_acs_error_registry(name, code):
-    assert acs.acs_error(name, "m", "x") == {"jsonrpc": "2.0", "id": "x", "error": {"code": code, "message": "m"}}
+    assert acs.acs_error(name, "m", "x") == {
+        "jsonrpc": "2.0",
+        "id": "x",
+        "error": {"code": code, "message": "m"},
+    }
 
 
 def test_acs_error_refuses_unknown_names_and_carries_data():

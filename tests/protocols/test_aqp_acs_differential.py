@@ -21,7 +21,8 @@ import random
 import re
 import uuid
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -102,7 +103,11 @@ def _unexplained(dialect: str, doc: Any, faults: list[Fault]) -> list[Fault]:
         if f.rule == "format" and f.pointer in FORMAT_AT[dialect]:
             fmt = FORMAT_AT[dialect][f.pointer]
             value = _at(doc, f.pointer)
-            if FC.conforms(value, fmt) and not check_format(fmt, value) and any(l(value, fmt) for l in _LENIENT_FORMATS):
+            if (
+                FC.conforms(value, fmt)
+                and not check_format(fmt, value)
+                and any(l(value, fmt) for l in _LENIENT_FORMATS)
+            ):
                 continue
         out.append(f)
     return out
@@ -114,43 +119,178 @@ def _unexplained(dialect: str, doc: Any, faults: list[Fault]) -> list[Fault]:
 
 QID = "9b2f7c1e-2a4d-4e8b-9f21-0c5d7a3e6b10"
 AQP_BASES = [
-    {"protocolVersion": "2026-07-30", "queryId": QID, "type": "feedback", "subject": {"release": "v2.4.0"},
-     "prompt": "How did it go?", "timing": "immediate", "consentMode": "not_required", "response": {"format": "text"},
-     "delivery": {"binding": "other"}, "expiresAt": "2026-08-03T00:00:00Z"},
-    {"protocolVersion": "2026-07-30", "queryId": QID, "type": "approval", "subject": "PR 42", "prompt": "Ship it?",
-     "instructions": "One word.", "timing": "deferred", "consentMode": "ask_once", "consentScope": "repo:acme/app",
-     "dataPolicy": "30 days", "response": {"format": "choice", "choices": ["Ship it", "Hold"], "maxLength": 10},
-     "delivery": {"binding": "https", "endpoint": "https://agent.example/aqp", "authorization": "Token x", "operation": "op"},
-     "expiresAt": "2026-08-03T10:00:00.5+02:00"},
-    {"protocolVersion": "2026-07-30", "queryId": QID, "type": "survey", "subject": [1, {"a": None}], "prompt": "Rate",
-     "timing": "after_task_complete", "consentMode": "ask_always",
-     "response": {"format": "structured", "jsonSchema": {"type": "object", "properties": {"score": {"type": "integer", "minimum": 1}}, "required": ["score"]}},
-     "delivery": {"binding": "mcp", "endpoint": "https://mcp.example/mcp", "operation": "tools.answer"}, "expiresAt": "2026-08-03T00:00:00z"},
-    {"protocolVersion": "2026-07-30", "queryId": QID, "type": "status", "subject": None, "prompt": "Done?",
-     "timing": "after_outcome_known", "consentMode": "not_required", "response": {"format": "boolean"},
-     "delivery": {"binding": "a2a", "endpoint": "https://peer.example/"}, "expiresAt": "2026-08-03T00:00:00Z"},
+    {
+        "protocolVersion": "2026-07-30",
+        "queryId": QID,
+        "type": "feedback",
+        "subject": {"release": "v2.4.0"},
+        "prompt": "How did it go?",
+        "timing": "immediate",
+        "consentMode": "not_required",
+        "response": {"format": "text"},
+        "delivery": {"binding": "other"},
+        "expiresAt": "2026-08-03T00:00:00Z",
+    },
+    {
+        "protocolVersion": "2026-07-30",
+        "queryId": QID,
+        "type": "approval",
+        "subject": "PR 42",
+        "prompt": "Ship it?",
+        "instructions": "One word.",
+        "timing": "deferred",
+        "consentMode": "ask_once",
+        "consentScope": "repo:acme/app",
+        "dataPolicy": "30 days",
+        "response": {"format": "choice", "choices": ["Ship it", "Hold"], "maxLength": 10},
+        "delivery": {
+            "binding": "https",
+            "endpoint": "https://agent.example/aqp",
+            "authorization": "Token x",
+            "operation": "op",
+        },
+        "expiresAt": "2026-08-03T10:00:00.5+02:00",
+    },
+    {
+        "protocolVersion": "2026-07-30",
+        "queryId": QID,
+        "type": "survey",
+        "subject": [1, {"a": None}],
+        "prompt": "Rate",
+        "timing": "after_task_complete",
+        "consentMode": "ask_always",
+        "response": {
+            "format": "structured",
+            "jsonSchema": {
+                "type": "object",
+                "properties": {"score": {"type": "integer", "minimum": 1}},
+                "required": ["score"],
+            },
+        },
+        "delivery": {"binding": "mcp", "endpoint": "https://mcp.example/mcp", "operation": "tools.answer"},
+        "expiresAt": "2026-08-03T00:00:00z",
+    },
+    {
+        "protocolVersion": "2026-07-30",
+        "queryId": QID,
+        "type": "status",
+        "subject": None,
+        "prompt": "Done?",
+        "timing": "after_outcome_known",
+        "consentMode": "not_required",
+        "response": {"format": "boolean"},
+        "delivery": {"binding": "a2a", "endpoint": "https://peer.example/"},
+        "expiresAt": "2026-08-03T00:00:00Z",
+    },
 ]
 ACS_BASES = [
     {"approver": {"type": "human", "id": "user:lead"}, "question": "Run it?", "timeout_seconds": 300},
-    {"approver": {"type": "agent", "id": "agent:r", "endpoint": "https://r.example/acs", "auth": {"method": "mtls"}},
-     "question": "Allow exec?", "context": "outside intent", "options": ["once", "always"], "timeout_seconds": 30.0,
-     "timeout_disposition": "allow",
-     "intent_extension": {"capabilities": [{"tool": "shell", "operation": "exec", "resource": "posix:///srv"}, {}], "scope": "session",
-                          "provenance": {"provenance_id": "p1", "origin": "user_input", "source_id": "user:lead", "derived_from": ["p0"]}}},
+    {
+        "approver": {
+            "type": "agent",
+            "id": "agent:r",
+            "endpoint": "https://r.example/acs",
+            "auth": {"method": "mtls"},
+        },
+        "question": "Allow exec?",
+        "context": "outside intent",
+        "options": ["once", "always"],
+        "timeout_seconds": 30.0,
+        "timeout_disposition": "allow",
+        "intent_extension": {
+            "capabilities": [{"tool": "shell", "operation": "exec", "resource": "posix:///srv"}, {}],
+            "scope": "session",
+            "provenance": {
+                "provenance_id": "p1",
+                "origin": "user_input",
+                "source_id": "user:lead",
+                "derived_from": ["p0"],
+            },
+        },
+    },
 ]
 
 INTERESTING: list[Any] = [
-    None, True, False, 0, 1, -1, 1.0, 1.5, 0.5, 2**53, 2**53 - 1, 16000, 16001, 4096, "", "x", "short", "scope:ok12",
-    "x" * 257, "x" * 1001, "x" * 4001, "not a uri", "https://ok.example/a", "https://h:port/", "http://[::1]:80/",
-    "https://ok.example/\n", "2026-02-30T00:00:00Z", "2026-08-03T00:00:00", "2026-12-31T23:59:60Z",
-    "2026-08-03T00:00:00Z\n", "2026-08-03t00:00:00z", QID, QID.upper(), QID.replace("-", ""), QID[:-1] + "_",
-    "{" + QID[1:-1] + "}", [], [""], ["a", "a"], ["a"], [1], [{}], {}, {"x": 1}, {"type": "object"},
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    1.0,
+    1.5,
+    0.5,
+    2**53,
+    2**53 - 1,
+    16000,
+    16001,
+    4096,
+    "",
+    "x",
+    "short",
+    "scope:ok12",
+    "x" * 257,
+    "x" * 1001,
+    "x" * 4001,
+    "not a uri",
+    "https://ok.example/a",
+    "https://h:port/",
+    "http://[::1]:80/",
+    "https://ok.example/\n",
+    "2026-02-30T00:00:00Z",
+    "2026-08-03T00:00:00",
+    "2026-12-31T23:59:60Z",
+    "2026-08-03T00:00:00Z\n",
+    "2026-08-03t00:00:00z",
+    QID,
+    QID.upper(),
+    QID.replace("-", ""),
+    QID[:-1] + "_",
+    "{" + QID[1:-1] + "}",
+    [],
+    [""],
+    ["a", "a"],
+    ["a"],
+    [1],
+    [{}],
+    {},
+    {"x": 1},
+    {"type": "object"},
     {"type": "object", "properties": {"a": {"type": "object"}}},
-    "2026-07-30", "text", "structured", "choice", "boolean", "number", "https", "mcp", "a2a", "other",
-    "not_required", "ask_once", "ask_always", "immediate", "deferred", "feedback", "custom",
-    "human", "agent", "service", "bearer", "mtls", "basic", "allow", "deny", "ask", "this_request", "session",
-    "user_input", "external", "llm", {"blob": "y" * 16400},
-    [f"c{i}" for i in range(64)], [f"c{i}" for i in range(65)],
+    "2026-07-30",
+    "text",
+    "structured",
+    "choice",
+    "boolean",
+    "number",
+    "https",
+    "mcp",
+    "a2a",
+    "other",
+    "not_required",
+    "ask_once",
+    "ask_always",
+    "immediate",
+    "deferred",
+    "feedback",
+    "custom",
+    "human",
+    "agent",
+    "service",
+    "bearer",
+    "mtls",
+    "basic",
+    "allow",
+    "deny",
+    "ask",
+    "this_request",
+    "session",
+    "user_input",
+    "external",
+    "llm",
+    {"blob": "y" * 16400},
+    [f"c{i}" for i in range(64)],
+    [f"c{i}" for i in range(65)],
 ]
 
 
@@ -179,7 +319,9 @@ def mutate(doc: Any, rng: random.Random) -> Any:
     elif path and kind < 0.7:
         del parent[path[-1]]
     elif isinstance(target, dict) and kind < 0.85:
-        target[rng.choice(["extra", "priority", "format", "binding", "scope", "zz"])] = copy.deepcopy(rng.choice(INTERESTING))
+        target[rng.choice(["extra", "priority", "format", "binding", "scope", "zz"])] = copy.deepcopy(
+            rng.choice(INTERESTING)
+        )
     elif isinstance(target, list) and target:
         target.append(copy.deepcopy(target[0]))
     elif path:
@@ -196,8 +338,14 @@ def generated(dialect: str, shared_dir, count: int) -> list[Any]:
     strategies = SchemaStrategies(seed, lambda ref: standin[ref])
     docs: list[Any] = []
 
-    @settings(max_examples=count, database=None, derandomize=True, deadline=None,
-              suppress_health_check=list(HealthCheck), phases=[Phase.generate])
+    @settings(
+        max_examples=count,
+        database=None,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate],
+    )
     @given(strategies.of(seed))
     def collect(doc: Any) -> None:
         docs.append(doc)
@@ -230,11 +378,15 @@ def test_format_checkers_are_really_active(shared_dir):
     for fmt in ("uuid", "uri", "date-time"):
         assert fmt in FC.checkers
     assert not FC.conforms("not a uri", "uri") and FC.conforms("https://x.example/", "uri")
-    assert not FC.conforms("2026-08-03T00:00:00", "date-time") and FC.conforms("2026-08-03T00:00:00Z", "date-time")
+    assert not FC.conforms("2026-08-03T00:00:00", "date-time") and FC.conforms(
+        "2026-08-03T00:00:00Z", "date-time"
+    )
     assert not FC.conforms(QID.replace("-", ""), "uuid") and FC.conforms(QID, "uuid")
     v = _validator(shared_dir)
     assert not v["aqp"].is_valid({**AQP_BASES[0], "queryId": "nope"})
-    assert not v["acs"].is_valid({**ACS_BASES[0], "approver": {"type": "agent", "id": "a", "endpoint": "no uri"}})
+    assert not v["acs"].is_valid(
+        {**ACS_BASES[0], "approver": {"type": "agent", "id": "a", "endpoint": "no uri"}}
+    )
 
 
 def test_stand_ins_resolve_under_the_seed_uris(shared_dir):
@@ -288,7 +440,9 @@ def test_verdicts_agree_except_documented_strictness(dialect, shared_dir):
         else:
             left = _unexplained(dialect, doc, faults)
             if left:
-                problems.append(f"undocumented strictness {[f.as_dict() for f in left]}: {json.dumps(doc)[:400]}")
+                problems.append(
+                    f"undocumented strictness {[f.as_dict() for f in left]}: {json.dumps(doc)[:400]}"
+                )
             stats["askgate_stricter"] += 1
             for f in faults:
                 stricter_rules[f.rule] = stricter_rules.get(f.rule, 0) + 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -23,28 +23,57 @@ from tests.protocols.seed_strategies import json_values
 from tests.protocols.test_aqp_acs_differential import ACS_BASES, AQP_BASES, _paths
 from tests.support.scale import examples
 
-NOW = datetime(2026, 8, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 8, 1, tzinfo=UTC)
 AQP_ASKS = [aqp.parse_request(doc) for doc in AQP_BASES] + [
     aqp.parse_request({**AQP_BASES[0], "response": {"format": "number"}})
 ]
 ACS_ASKS = [acs.parse_request(doc) for doc in ACS_BASES] + [
-    acs.parse_request({"jsonrpc": "2.0", "id": 1, "result": {"type": "final", "acs_version": "0.1.0",
-                       "request_id": "3f6c2a9e-8d1b-4c7e-a5f0-6e2b9d4c1a77", "decision": "ask", "reasoning": "r",
-                       "ask_details": ACS_BASES[1]}})
+    acs.parse_request(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {
+                "type": "final",
+                "acs_version": "0.1.0",
+                "request_id": "3f6c2a9e-8d1b-4c7e-a5f0-6e2b9d4c1a77",
+                "decision": "ask",
+                "reasoning": "r",
+                "ask_details": ACS_BASES[1],
+            },
+        }
+    )
 ]
-ANSWERS_AQP = [{"format": "text", "value": "ok"}, {"status": "answered", "answer": {"format": "choice", "value": "Hold"}},
-               {"format": "structured", "value": {"score": 2}}, {"status": "declined"}]
-ANSWERS_ACS = [{"decision": "allow", "selected_option": "once"}, {"decision": "deny", "reasoning": "no"},
-               {"decision": "allow", "selected_option": "once",
-                "intent_extension": {"capabilities": [{"tool": "shell", "operation": "exec", "resource": "posix:///srv"}], "scope": "this_request"}}]
+ANSWERS_AQP = [
+    {"format": "text", "value": "ok"},
+    {"status": "answered", "answer": {"format": "choice", "value": "Hold"}},
+    {"format": "structured", "value": {"score": 2}},
+    {"status": "declined"},
+]
+ANSWERS_ACS = [
+    {"decision": "allow", "selected_option": "once"},
+    {"decision": "deny", "reasoning": "no"},
+    {
+        "decision": "allow",
+        "selected_option": "once",
+        "intent_extension": {
+            "capabilities": [{"tool": "shell", "operation": "exec", "resource": "posix:///srv"}],
+            "scope": "this_request",
+        },
+    },
+]
 
 
 def _paths_keys(doc: Any) -> set[str]:
     return {p[-1] for p in _paths(doc) if p and isinstance(p[-1], str)}
 
 
-KEYS = tuple(sorted({k for doc in (*AQP_BASES, *ACS_BASES, *ANSWERS_AQP, *ANSWERS_ACS) for k in _paths_keys(doc)}
-                   | set(acs.BINDING_MEMBERS) | {"jsonrpc", "id", "result", "error", "type", "ask_details", "decision"}))
+KEYS = tuple(
+    sorted(
+        {k for doc in (*AQP_BASES, *ACS_BASES, *ANSWERS_AQP, *ANSWERS_ACS) for k in _paths_keys(doc)}
+        | set(acs.BINDING_MEMBERS)
+        | {"jsonrpc", "id", "result", "error", "type", "ask_details", "decision"}
+    )
+)
 ARBITRARY = json_values(KEYS)
 
 
@@ -79,8 +108,12 @@ def _only_askgate_errors(fn: Any, *args: Any, **kwargs: Any) -> None:
             assert f.message and f.rule, f
 
 
-SETTINGS = settings(max_examples=examples(10000), deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=examples(10000),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _text(x: Any) -> bytes | str:

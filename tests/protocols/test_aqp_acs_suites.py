@@ -24,7 +24,14 @@ SOURCES = {
 }
 # Rules that cannot come from a document (bad caller options, or a render of an incomplete answer) are
 # covered by the unit tests instead.
-NOT_FROM_DOCUMENTS = {"options.form", "acs.error-name", "acs.not-approval", "aqp.render", "acs.render", "options.now"}
+NOT_FROM_DOCUMENTS = {
+    "options.form",
+    "acs.error-name",
+    "acs.not-approval",
+    "aqp.render",
+    "acs.render",
+    "options.now",
+}
 
 
 def _emitted_rules(paths: list[Path]) -> set[str]:
@@ -63,8 +70,31 @@ def test_every_schema_keyword_is_exercised(dialect):
     cases = load_yaml_file(SUITES[dialect])
     expected = {f.get("rule") for c in cases for f in c.get("expect_faults", [])}
     keywords = {
-        "aqp": {"type", "required", "additionalProperties", "const", "enum", "format", "minLength", "maxLength",
-                "minItems", "maxItems", "uniqueItems", "minimum", "maximum"},
-        "acs": {"type", "required", "enum", "format", "minimum", "minItems", "const", "pattern", "additionalProperties"},
+        "aqp": {
+            "type",
+            "required",
+            "additionalProperties",
+            "const",
+            "enum",
+            "format",
+            "minLength",
+            "maxLength",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "minimum",
+            "maximum",
+        },
+        "acs": {
+            "type",
+            "required",
+            "enum",
+            "format",
+            "minimum",
+            "minItems",
+            "const",
+            "pattern",
+            "additionalProperties",
+        },
     }[dialect]
     assert keywords <= expected, sorted(keywords - expected)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -24,7 +24,11 @@ _RFC3339ISH = st.from_regex(
 
 
 @settings(max_examples=examples(1000), deadline=None)
-@given(st.one_of(_RFC3339ISH, st.datetimes(timezones=st.just(timezone.utc)).map(lambda d: d.isoformat()), st.text(max_size=30)))
+@given(
+    st.one_of(
+        _RFC3339ISH, st.datetimes(timezones=st.just(UTC)).map(lambda d: d.isoformat()), st.text(max_size=30)
+    )
+)
 def test_parse_date_time_agrees_with_check_format(value):
     parsed = C.parse_date_time(value)
     assert (parsed is not None) == check_format("date-time", value)
@@ -33,9 +37,17 @@ def test_parse_date_time_agrees_with_check_format(value):
 
 
 def test_parse_date_time_values():
-    assert C.parse_date_time("2026-08-03T01:02:03.1234567+02:00") == datetime(2026, 8, 2, 23, 2, 3, 123456, tzinfo=timezone.utc)
-    assert C.parse_date_time("2026-08-03t01:02:03z") == datetime(2026, 8, 3, 1, 2, 3, tzinfo=timezone.utc)
-    for bad in ("2026-08-03T00:00:60Z", "2026-02-29T00:00:00Z", "0000-01-01T00:00:00Z", "2026-08-03T00:00:00+00:60", "2026-08-03T24:00:00Z"):
+    assert C.parse_date_time("2026-08-03T01:02:03.1234567+02:00") == datetime(
+        2026, 8, 2, 23, 2, 3, 123456, tzinfo=UTC
+    )
+    assert C.parse_date_time("2026-08-03t01:02:03z") == datetime(2026, 8, 3, 1, 2, 3, tzinfo=UTC)
+    for bad in (
+        "2026-08-03T00:00:60Z",
+        "2026-02-29T00:00:00Z",
+        "0000-01-01T00:00:00Z",
+        "2026-08-03T00:00:00+00:60",
+        "2026-08-03T24:00:00Z",
+    ):
         assert C.parse_date_time(bad) is None and not check_format("date-time", bad)
 
 
@@ -56,7 +68,12 @@ _URI_CHARS = st.sampled_from(list("abcAZ09-._~!$&'()*+,;=:@/?#[]%% \n") + ["%41"
 
 
 @settings(max_examples=examples(2000), deadline=None)
-@given(st.one_of(st.lists(_URI_CHARS, max_size=20).map("".join).map(lambda s: "http:" + s), st.lists(_URI_CHARS, max_size=20).map("".join)))
+@given(
+    st.one_of(
+        st.lists(_URI_CHARS, max_size=20).map("".join).map(lambda s: "http:" + s),
+        st.lists(_URI_CHARS, max_size=20).map("".join),
+    )
+)
 def test_uri_is_at_least_as_strict_as_rfc3986_validator(value):
     """askgate's uri accepts only what rfc3986-validator accepts (it is stricter on a trailing newline,
     IPv6 zone ids and non-canonical IPv4 parts inside IP-literals)."""
@@ -66,14 +83,33 @@ def test_uri_is_at_least_as_strict_as_rfc3986_validator(value):
 
 @pytest.mark.parametrize(
     "value",
-    ["https://a.example/x?y#z", "urn:isbn:1", "http://[::1]:8080/", "http://[v7.a:b]/", "mailto:a@b.c", "a:", "http://h:/", "s://u:p@h:1/p"],
+    [
+        "https://a.example/x?y#z",
+        "urn:isbn:1",
+        "http://[::1]:8080/",
+        "http://[v7.a:b]/",
+        "mailto:a@b.c",
+        "a:",
+        "http://h:/",
+        "s://u:p@h:1/p",
+    ],
 )
 def test_uri_accepts(value):
     assert is_uri(value) and validate_rfc3986(value, rule="URI")
 
 
 @pytest.mark.parametrize(
-    "value", ["http://h:x/", "http://a@b@c", "http://[::1%25eth0]/", "http://[1.2.3.4]/", "//h/p", "http://h/ x", "http://h/\n", "http://[::1]x"]
+    "value",
+    [
+        "http://h:x/",
+        "http://a@b@c",
+        "http://[::1%25eth0]/",
+        "http://[1.2.3.4]/",
+        "//h/p",
+        "http://h/ x",
+        "http://h/\n",
+        "http://[::1]x",
+    ],
 )
 def test_uri_refuses(value):
     assert not is_uri(value)
@@ -86,7 +122,12 @@ def test_format_checker_of_jsonschema_knows_our_formats():
 
 def test_is_integer_and_is_number():
     assert C.is_integer(1) and C.is_integer(1.0) and C.is_integer(-0.0)
-    assert not C.is_integer(True) and not C.is_integer(1.5) and not C.is_integer("1") and not C.is_integer(float("inf"))
+    assert (
+        not C.is_integer(True)
+        and not C.is_integer(1.5)
+        and not C.is_integer("1")
+        and not C.is_integer(float("inf"))
+    )
     assert C.is_number(1.5) and not C.is_number(False) and not C.is_number(float("nan"))
 
 
@@ -99,12 +140,25 @@ def test_make_and_build_equal_validated_models():
     spec = make(TextSpec, {"kind": "text", "min_length": 1, "max_length": 5})
     assert spec == TextSpec(max_length=5)
     d = build(Deadline, timeout_seconds=3.0, on_timeout="deny")
-    assert d == Deadline(timeout_seconds=3, on_timeout="deny") and d.model_fields_set == {"timeout_seconds", "on_timeout"}
+    assert d == Deadline(timeout_seconds=3, on_timeout="deny") and d.model_fields_set == {
+        "timeout_seconds",
+        "on_timeout",
+    }
     a = build(Ask, dialect=Dialect.ACS, prompt="p", spec=spec)
     assert a == Ask(dialect="acs", prompt="p", spec=TextSpec(max_length=5))
     assert a.binding == {} and a.binding is not build(Ask, dialect=Dialect.ACS, prompt="p", spec=spec).binding
-    cap = make(Capability, {"tool": "t", "operation": None, "resource": None}, extra={"x": 1}, fields_set={"tool", "x"})
-    assert cap == Capability.model_validate({"tool": "t", "x": 1}) and cap.model_dump() == {"tool": "t", "operation": None, "resource": None, "x": 1}
+    cap = make(
+        Capability,
+        {"tool": "t", "operation": None, "resource": None},
+        extra={"x": 1},
+        fields_set={"tool", "x"},
+    )
+    assert cap == Capability.model_validate({"tool": "t", "x": 1}) and cap.model_dump() == {
+        "tool": "t",
+        "operation": None,
+        "resource": None,
+        "x": 1,
+    }
     assert cap.model_copy(update={"tool": "u"}).tool == "u"
 
 
