@@ -553,6 +553,7 @@ def check_answer(
         qid = payload.get("queryId", _M)
         if qid is not _M and (type(qid) is not str or qid != ask.external_id):
             faults.append(Fault("/queryId", "queryId does not name this query", "aqp.queryId-mismatch"))
+        _response_members(faults, payload)
         answer = payload.get("answer", _M)
         if status == "answered" and answer is _M:
             faults.append(Fault("/answer", 'status "answered" requires answer', "required"))
@@ -595,6 +596,55 @@ def check_answer(
         respondent=respondent,
         answered_at=answered_at,
     )
+
+
+_RESPONDENT = frozenset(("id", "kind"))
+_CONSENT = frozenset(("mode", "basis"))
+
+
+def _response_members(faults: list[Fault], payload: dict) -> None:
+    """The QueryResponse members a respondent may echo are shape-checked (askgate's response schema),
+    though the broker, not the payload, decides who answered, when, and on which consent."""
+    who = payload.get("respondent", _M)
+    if who is not _M:
+        if type(who) is not dict:
+            faults.append(Fault("/respondent", f"respondent must be an object, not {C.kind(who)}", "type"))
+        else:
+            C.required(faults, who, ("id", "kind"), "/respondent", "respondent")
+            C.unknown_members(faults, who, _RESPONDENT, "/respondent", "respondent")
+            if "id" in who:
+                C.string(faults, who["id"], "/respondent/id", "respondent.id", 1)
+            if "kind" in who:
+                C.enum(
+                    faults,
+                    who["kind"],
+                    frozenset(RESPONDENT_KINDS),
+                    RESPONDENT_KINDS,
+                    "/respondent/kind",
+                    "respondent.kind",
+                )
+    consent = payload.get("consent", _M)
+    if consent is not _M:
+        if type(consent) is not dict:
+            faults.append(Fault("/consent", f"consent must be an object, not {C.kind(consent)}", "type"))
+        else:
+            C.required(faults, consent, ("mode", "basis"), "/consent", "consent")
+            C.unknown_members(faults, consent, _CONSENT, "/consent", "consent")
+            if "mode" in consent:
+                C.enum(faults, consent["mode"], _MODES, CONSENT_MODES, "/consent/mode", "consent.mode")
+            if "basis" in consent:
+                C.enum(
+                    faults,
+                    consent["basis"],
+                    frozenset(CONSENT_BASES),
+                    CONSENT_BASES,
+                    "/consent/basis",
+                    "consent.basis",
+                )
+    for member in ("answeredAt", "issuedAt"):
+        stamp = payload.get(member, _M)
+        if stamp is not _M:
+            C.string(faults, stamp, f"/{member}", member, fmt="date-time")
 
 
 def render_answer(

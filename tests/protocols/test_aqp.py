@@ -294,6 +294,13 @@ def _ask(response, **extra):
     return aqp.parse_request(doc(response=response, **extra))
 
 
+def test_a_whole_rendered_response_is_accepted_back():
+    ask = _ask({"format": "choice", "choices": ["Ship it", "Hold"]})
+    answer = Answer(outcome="accept", value="Hold", respondent=ALICE, answered_at=NOW)
+    echoed = aqp.check_answer(ask, aqp.render_answer(ask, answer, issued_at=ISSUED))
+    assert (echoed.outcome, echoed.value) == ("accept", "Hold")
+
+
 def test_answer_object_and_response_like_forms():
     ask = _ask({"format": "choice", "choices": ["Ship it", "Hold"]})
     a = aqp.check_answer(ask, {"format": "choice", "value": "Hold"}, respondent=ALICE, answered_at=NOW)
@@ -332,6 +339,11 @@ def test_structured_answer_normalises_multi_select_to_a_tuple():
             "aqp.queryId-mismatch",
         ),
         ({"format": "text"}, "just text", "type"),
+        ({"format": "text"}, {"status": "declined", "respondent": {"id": "u", "kind": "robot"}}, "enum"),
+        ({"format": "text"}, {"status": "declined", "respondent": {"id": "", "kind": "human"}}, "minLength"),
+        ({"format": "text"}, {"status": "declined", "consent": {"mode": "ask_once"}}, "required"),
+        ({"format": "text"}, {"status": "declined", "answeredAt": "2026-08-02T10:00:00"}, "format"),
+        ({"format": "text"}, {"status": "declined", "issuedAt": 5}, "type"),
     ],
 )
 def test_bad_answers(response, payload, rule):
