@@ -202,6 +202,26 @@ async def follow(client: Client, reply: A2AReply, *, until: datetime | None, pol
     return reply
 
 
+async def peer_identities(endpoint: str, *, policy: OutboundPolicy) -> set[str]:
+    """The identities (SAN DNS names and IP addresses, subject CN) of the certificate the agent at
+    ``endpoint`` presents, verified against the policy's trust store; empty for plain http."""
+    if httpx.URL(endpoint).scheme != "https":
+        return set()
+    async with guarded_client(policy) as http, http.stream("GET", endpoint.rstrip("/") + CARD_PATH) as resp:
+        stream = resp.extensions.get("network_stream")
+        ssl_object = stream.get_extra_info("ssl_object") if stream is not None else None
+        cert = ssl_object.getpeercert() if ssl_object is not None else None
+    out: set[str] = set()
+    for kind, value in (cert or {}).get("subjectAltName", ()):
+        if kind in ("DNS", "IP Address"):
+            out.add(str(value))
+    for rdn in (cert or {}).get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                out.add(str(value))
+    return out
+
+
 # --------------------------------------------------------------------------------------------------
 # Asks -> messages.
 # --------------------------------------------------------------------------------------------------
@@ -277,19 +297,25 @@ def policy_for_app(app: Any) -> OutboundPolicy:
 class A2ARespondents(BrokerPlugin):
     """Sends each offer to an agent respondent with an endpoint; records the reply as its answer."""
 
-    def __init__(self, policy: OutboundPolicy | Any) -> None:
+    def __init__(self, policy: OutboundPolicy | Any, *, identities: Any = ()) -> None:
         self._policy = policy
+        self._identities = identities
         self.broker: Any = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopped = False
 
     @classmethod
     def for_app(cls, app: Any) -> A2ARespondents:
-        return cls(lambda: policy_for_app(app))
+        return cls(lambda: policy_for_app(app),
+                   identities=lambda: tuple(getattr(getattr(app.state, "settings", None), "approver_identities", ())))
 
     @property
     def policy(self) -> OutboundPolicy:
         return self._policy() if callable(self._policy) else self._policy
+
+    @property
+    def identity_map(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._identities() if callable(self._identities) else self._identities)
 
     async def start(self, broker: Any) -> None:
         self.broker = broker
@@ -366,6 +392,11 @@ class A2ARespondents(BrokerPlugin):
         except AskgateError as exc:
             return f"not expressible as elicitation/v1: {exc.summary}"
         who = Principal(id=respondent.id, role="respondent")
+        authenticated_by = "endpoint"  # the reply comes back on the connection askgate opened to the endpoint
+        if respondent.auth_method == "mtls":
+            if not await self._server_maps(respondent, policy):
+                return "refused: the agent's server certificate does not map to the approver (mtls)"
+            authenticated_by = "mtls"
         message = ask_message(record, now=datetime.now(UTC))
         async with a2a_client(respondent.endpoint, policy=policy) as client:
             for _round in range(MAX_ROUNDS):
@@ -379,12 +410,14 @@ class A2ARespondents(BrokerPlugin):
                         answer, _typed = carriage.answer_from_message(ask, reply.answer_message())
                         if reply.state == "TASK_STATE_REJECTED" and answer.outcome == "accept":
                             answer = answer.model_copy(update={"outcome": "decline", "value": None})
-                        await self.broker.answer(record.id, carriage.canonical_answer(answer), who=who)
+                        await self.broker.answer(record.id, carriage.canonical_answer(answer), who=who,
+                                                 authenticated_by=authenticated_by)
                         return "answered"
                     except AskgateError as exc:
                         faults = list(exc.faults)
                         if reply.state == "TASK_STATE_REJECTED":
-                            return "declined without an answer" if await self._decline(record, who) else "rejected"
+                            declined = await self._decline(record, who, authenticated_by)
+                            return "declined without an answer" if declined else "rejected"
                     except BrokerError as exc:
                         if exc.status in (403, 404, 409):
                             return f"refused: {exc.code}"
@@ -397,15 +430,25 @@ class A2ARespondents(BrokerPlugin):
                                       reference=reply.task_id if not open_task else None)
         return f"no valid answer in {MAX_ROUNDS} rounds"
 
-    async def _decline(self, record: AskRecord, who: Any) -> bool:
+    async def _server_maps(self, respondent: Respondent, policy: OutboundPolicy) -> bool:
+        """mtls approvers (§4.4): the server certificate's identity is the approver id or maps to it by
+        ``Settings.approver_identities`` (``("mtls:<identity>", "<approver id>")``)."""
+        try:
+            identities = await peer_identities(respondent.endpoint or "", policy=policy)
+        except Exception:  # noqa: BLE001 - unreachable or untrusted: not authenticated
+            return False
+        mapped = {ident for ident, approver in self.identity_map if approver == respondent.id}
+        return any(i == respondent.id or f"mtls:{i}" in mapped for i in identities)
+
+    async def _decline(self, record: AskRecord, who: Any, authenticated_by: str) -> bool:
         from askgate.broker import BrokerError
 
         try:
-            await self.broker.answer(record.id, {"outcome": "decline"}, who=who)
+            await self.broker.answer(record.id, {"outcome": "decline"}, who=who, authenticated_by=authenticated_by)
             return True
         except BrokerError:
             return False
 
 
 __all__ = ["A2ARespondents", "A2AReply", "A2ASendError", "MAX_ROUNDS", "a2a_client", "approval_request",
-           "ask_message", "follow", "policy_for_app", "resolve_card", "send_a2a_message", "send_with"]
+           "ask_message", "follow", "peer_identities", "policy_for_app", "resolve_card", "send_a2a_message", "send_with"]
