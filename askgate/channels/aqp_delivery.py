@@ -2,11 +2,13 @@
 
 - ``https``: ``POST`` the document to ``endpoint`` with ``Idempotency-Key: <queryId>`` and the
   ``authorization`` value *exactly as given* as the ``Authorization`` header (no ``Bearer `` added).
-- ``a2a``: one ``ROLE_USER`` message to the A2A agent at ``endpoint`` (a2a-sdk client; the card's
-  preferred binding, ``message:send`` over HTTP+JSON or JSON-RPC): a text summary part and a data part
-  ``{"aqp/QueryResponse": {...}}``; ``operation`` goes into ``metadata.operation``.
+- ``a2a``: one ``ROLE_USER`` message to the A2A agent at ``endpoint`` (a2a-sdk client through
+  :func:`askgate.channels.a2a_respondent.send_a2a_message`; ``message:send`` over HTTP+JSON, or
+  JSON-RPC): a text summary part and a data part ``{"aqp/QueryResponse": {...}}``; ``operation`` goes
+  into ``metadata.operation``. An A2A error without an HTTP status is retried (unknown outcome).
 - ``mcp``: ``tools/call`` of the tool ``operation`` on the MCP server at ``endpoint`` (streamable HTTP,
-  mcp SDK client) with the QueryResponse as ``arguments``.
+  mcp SDK client) with the QueryResponse as ``arguments``; a tool result with ``isError`` is a
+  permanent failure, an MCP error without an HTTP status is retried.
 
 Every connection goes through the guarded outbound client. Each function makes one attempt and
 reports it as an :class:`~askgate.channels.outbound.OutboundResult` (``status`` None = no answer, worth
@@ -16,13 +18,14 @@ retry loop, expiry and audit live in :mod:`askgate.broker.push`.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 
-from askgate.channels.outbound import OutboundPolicy, OutboundResult, guard_url, guarded_client, post_json
+from askgate.channels.outbound import OutboundPolicy, OutboundResult, guard_url, guarded_client2, post_json
 
 Sender = Callable[..., Awaitable[OutboundResult]]
 
@@ -54,9 +57,12 @@ def _status_of(exc: BaseException) -> int | None:
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        if isinstance(cur, httpx.HTTPStatusError):
-            return cur.response.status_code
-        if isinstance(cur, (httpx.TransportError, TimeoutError)):
+        if isinstance(cur, BaseExceptionGroup):  # anyio task groups (the mcp client) wrap the cause
+            inner = [_status_of(e) for e in cur.exceptions]
+            return next((s for s in inner if s is not None), None)
+        if type(cur).__name__ == "HTTPStatusError":  # httpx and httpx2 alike
+            return int(cur.response.status_code)  # type: ignore[attr-defined]
+        if isinstance(cur, (httpx.TransportError, TimeoutError)) or type(cur).__module__.startswith("httpx2"):
             return None
         status = getattr(cur, "status_code", None)
         if isinstance(status, int):
@@ -67,63 +73,48 @@ def _status_of(exc: BaseException) -> int | None:
 
 async def deliver_a2a(endpoint: str, doc: dict[str, Any], *, authorization: str | None, operation: str | None,
                       policy: OutboundPolicy, timeout: float) -> OutboundResult:
-    from a2a.client import ClientConfig, create_client
-    from a2a.types import Message, Part, Role, SendMessageRequest
-    from google.protobuf.json_format import ParseDict
-    from google.protobuf.struct_pb2 import Value
+    """One A2A message via the A2A engineer's sender (:func:`askgate.channels.a2a_respondent.send_a2a_message`).
 
-    await guard_url(endpoint, policy)
-    headers = {"Idempotency-Key": str(doc["queryId"]), **_headers(authorization)}
-    data = Value()
-    ParseDict({"aqp/QueryResponse": doc}, data)
-    message = Message(message_id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"aqp:{doc['queryId']}")), role=Role.ROLE_USER,
-                      parts=[Part(text=summary(doc)), Part(data=data, media_type="application/json")])
+    The message id is derived from the queryId, so a retried attempt is the same message to the agent.
+    """
+    from askgate.channels.a2a_respondent import A2ASendError, send_a2a_message
+
+    message: dict[str, Any] = {
+        "role": "ROLE_USER",
+        "messageId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"aqp:{doc['queryId']}")),
+        "parts": [{"text": summary(doc)}, {"data": {"aqp/QueryResponse": doc}, "mediaType": "application/json"}],
+    }
     if operation is not None:
-        message.metadata.update({"operation": operation})
-    async with guarded_client(policy, timeout=timeout, headers=headers) as http:
-        try:
-            client = await create_client(endpoint, ClientConfig(httpx_client=http, streaming=False,
-                                                                supported_protocol_bindings=["HTTP+JSON", "JSONRPC"]))
-            async for _event in client.send_message(SendMessageRequest(message=message)):
-                pass
-        except Exception as exc:  # noqa: BLE001 - every SDK failure becomes a reported attempt
-            status = _status_of(exc)
-            if status is None and not isinstance(exc, (httpx.HTTPError, TimeoutError)) and "Network" not in str(exc) \
-                    and "timed out" not in str(exc):
-                status = 400  # the agent refused the message (protocol error): permanent
-            return OutboundResult(status=status, error=f"a2a: {type(exc).__name__}")
+        message["metadata"] = {"operation": operation}
+    headers = {"Idempotency-Key": str(doc["queryId"]), **_headers(authorization)}
+    try:
+        await send_a2a_message(endpoint, message, policy=policy, headers=headers, timeout=timeout)
+    except A2ASendError as exc:
+        found = re.search(r"HTTP Error (\d{3})", str(exc))
+        return OutboundResult(status=int(found.group(1)) if found else None, error=f"a2a: {str(exc)[:120]}")
     return OutboundResult(status=200)
 
 
 async def deliver_mcp(endpoint: str, doc: dict[str, Any], *, authorization: str | None, operation: str | None,
                       policy: OutboundPolicy, timeout: float) -> OutboundResult:
+    """``tools/call`` of ``operation`` with the QueryResponse as ``arguments`` (mcp SDK 2.x client over
+    streamable HTTP, through :func:`~askgate.channels.outbound.guarded_client2`)."""
     from mcp import ClientSession
-    from mcp.client.streamable_http import streamablehttp_client
+    from mcp.client.streamable_http import streamable_http_client
 
     await guard_url(endpoint, policy)
     if not operation:
         return OutboundResult(status=400, error="mcp: no operation (tool name)")
     headers = {"Idempotency-Key": str(doc["queryId"]), **_headers(authorization)}
-
-    def factory(headers: dict[str, str] | None = None, timeout: httpx.Timeout | None = None,
-                auth: httpx.Auth | None = None) -> httpx.AsyncClient:
-        client = guarded_client(policy, headers=headers)
-        if timeout is not None:
-            client.timeout = timeout
-        if auth is not None:
-            client.auth = auth
-        return client
-
     try:
-        async with streamablehttp_client(endpoint, headers=headers, timeout=timeout,
-                                         httpx_client_factory=factory) as (read, write, _sid):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                result = await session.call_tool(operation, arguments=doc)
-    except Exception as exc:  # noqa: BLE001
-        status = _status_of(exc)
-        return OutboundResult(status=status, error=f"mcp: {type(exc).__name__}")
-    if result.isError:
+        async with guarded_client2(policy, headers=headers, timeout=timeout) as http:
+            async with streamable_http_client(endpoint, http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    result = await session.call_tool(operation, arguments=doc, read_timeout_seconds=timeout)
+    except Exception as exc:  # noqa: BLE001 - transport and protocol failures become a reported attempt
+        return OutboundResult(status=_status_of(exc), error=f"mcp: {type(exc).__name__}")
+    if result.is_error:
         return OutboundResult(status=422, error="mcp: the tool reported an error")
     return OutboundResult(status=200)
 

@@ -242,63 +242,92 @@ async def guard_url(url: str, policy: OutboundPolicy) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 
 
-class GuardedBackend(httpcore.AsyncNetworkBackend):
-    """Connects only to vetted addresses of the requested host (TLS keeps the host name for SNI)."""
+def _backend_class(core: Any) -> Any:
+    """The guarded network backend for one httpcore flavour (``httpcore`` or ``httpcore2``)."""
 
-    def __init__(self, policy: OutboundPolicy, inner: httpcore.AsyncNetworkBackend | None = None) -> None:
-        from httpcore._backends.auto import AutoBackend
+    class _GuardedBackend(core.AsyncNetworkBackend):  # type: ignore[misc,name-defined]
+        """Connects only to vetted addresses of the requested host (TLS keeps the host name for SNI)."""
 
-        self.policy = policy
-        self.inner = inner or AutoBackend()
+        def __init__(self, policy: OutboundPolicy, inner: Any = None) -> None:
+            self.policy = policy
+            if inner is None:
+                from importlib import import_module
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None,
-                          socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
-        try:  # the scheme was checked per request (GuardedTransport); here: the addresses, again
-            addresses = await vet_host(host, port, self.policy)
-        except OutboundRefused as exc:
-            raise httpcore.ConnectError(f"refused by the outbound policy: {exc.reason}") from exc
-        last: Exception | None = None
-        for address in addresses:
-            try:
-                return await self.inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                                    socket_options=socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout, OSError) as exc:
-                last = exc
-        raise httpcore.ConnectError(f"could not connect: {type(last).__name__}")
+                inner = import_module(f"{core.__name__}._backends.auto").AutoBackend()
+            self.inner = inner
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
-        raise httpcore.ConnectError("unix sockets are not outbound targets")
+        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                              local_address: str | None = None, socket_options: Iterable[Any] | None = None) -> Any:
+            try:  # the scheme was checked per request (the transport); here: the addresses, again
+                addresses = await vet_host(host, port, self.policy)
+            except OutboundRefused as exc:
+                raise core.ConnectError(f"refused by the outbound policy: {exc.reason}") from exc
+            last: Exception | None = None
+            for address in addresses:
+                try:
+                    return await self.inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
+                                                        socket_options=socket_options)
+                except (core.ConnectError, core.ConnectTimeout, OSError) as exc:
+                    last = exc
+            raise core.ConnectError(f"could not connect: {type(last).__name__}")
 
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
+        async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                      socket_options: Iterable[Any] | None = None) -> Any:
+            raise core.ConnectError("unix sockets are not outbound targets")
+
+        async def sleep(self, seconds: float) -> None:
+            await self.inner.sleep(seconds)
+
+    return _GuardedBackend
 
 
-class GuardedTransport(httpx.AsyncHTTPTransport):
-    """An httpx transport that applies :func:`guard_url` to every request and connects via
-    :class:`GuardedBackend`. Use it (or :func:`guarded_client`) for SDK clients (a2a-sdk, mcp)."""
+def _transport_class(lib: Any, core: Any, backend_cls: Any) -> Any:
+    """The guarded transport for one httpx flavour: :func:`guard_url` per request, vetted connects."""
 
-    def __init__(self, policy: OutboundPolicy, *, backend: httpcore.AsyncNetworkBackend | None = None) -> None:
-        verify: ssl.SSLContext | bool = policy.ssl_context if policy.ssl_context is not None else True
-        super().__init__(verify=verify, trust_env=False)
-        self.policy = policy
-        ctx = policy.ssl_context if policy.ssl_context is not None else httpx.create_ssl_context(trust_env=False)
-        self._pool = httpcore.AsyncConnectionPool(ssl_context=ctx, max_connections=20, keepalive_expiry=5.0,
-                                                  network_backend=GuardedBackend(policy, backend))
+    class _GuardedTransport(lib.AsyncHTTPTransport):  # type: ignore[misc,name-defined]
+        def __init__(self, policy: OutboundPolicy, *, backend: Any = None) -> None:
+            verify: ssl.SSLContext | bool = policy.ssl_context if policy.ssl_context is not None else True
+            super().__init__(verify=verify, trust_env=False)
+            self.policy = policy
+            ctx = policy.ssl_context if policy.ssl_context is not None else lib.create_ssl_context(trust_env=False)
+            self._pool = core.AsyncConnectionPool(ssl_context=ctx, max_connections=20, keepalive_expiry=5.0,
+                                                  network_backend=backend_cls(policy, backend))
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        await guard_url(str(request.url), self.policy)
-        return await super().handle_async_request(request)
+        async def handle_async_request(self, request: Any) -> Any:
+            await guard_url(str(request.url), self.policy)
+            return await super().handle_async_request(request)
+
+    return _GuardedTransport
+
+
+#: The guarded backend and transport for ``httpx`` (a2a-sdk and askgate's own calls).
+GuardedBackend = _backend_class(httpcore)
+GuardedTransport = _transport_class(httpx, httpcore, GuardedBackend)
 
 
 def guarded_client(policy: OutboundPolicy, *, timeout: float | None = None,
-                   headers: Mapping[str, str] | None = None,
-                   backend: httpcore.AsyncNetworkBackend | None = None) -> httpx.AsyncClient:
+                   headers: Mapping[str, str] | None = None, backend: Any = None) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` over :class:`GuardedTransport`: no redirects, no proxies from the
-    environment, the policy's TLS settings."""
+    environment, the policy's TLS settings. Use it for SDK clients built on httpx (a2a-sdk)."""
     return httpx.AsyncClient(transport=GuardedTransport(policy, backend=backend), follow_redirects=False,
                              trust_env=False, timeout=timeout or policy.timeout, headers=dict(headers or {}))
+
+
+_HTTPX2: dict[str, Any] = {}
+
+
+def guarded_client2(policy: OutboundPolicy, *, timeout: Any = None, headers: Mapping[str, str] | None = None,
+                    backend: Any = None) -> Any:
+    """The same guarded client for ``httpx2`` (the HTTP library of the ``mcp`` SDK 2.x): pass it as
+    ``http_client`` to ``mcp.client.streamable_http.streamable_http_client``."""
+    import httpcore2
+    import httpx2
+
+    if not _HTTPX2:
+        _HTTPX2["backend"] = _backend_class(httpcore2)
+        _HTTPX2["transport"] = _transport_class(httpx2, httpcore2, _HTTPX2["backend"])
+    return httpx2.AsyncClient(transport=_HTTPX2["transport"](policy, backend=backend), follow_redirects=False,
+                              trust_env=False, timeout=timeout or policy.timeout, headers=dict(headers or {}))
 
 
 async def post_json(url: str, body: Any, *, headers: Mapping[str, str] | None = None,
@@ -338,6 +367,7 @@ __all__ = [
     "address_refusal",
     "guard_url",
     "guarded_client",
+    "guarded_client2",
     "post_json",
     "vet_host",
 ]

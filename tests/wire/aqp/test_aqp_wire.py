@@ -295,3 +295,71 @@ def test_chains_verify(gate: Askgate) -> None:
 
 def _unused(p: Path) -> None:  # pragma: no cover - keeps the Path import meaningful for type checkers
     del p
+
+
+# ---- a2a and mcp push bindings -------------------------------------------------------------------------
+
+
+class HeaderRecorder:
+    """ASGI middleware that records the headers of every POST (what the peer saw on the wire)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.headers: list[dict[str, str]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            self.headers.append({k.decode().lower(): v.decode() for k, v in scope["headers"]})
+        await self.app(scope, receive, send)
+
+
+def test_mcp_binding_calls_the_operation_as_a_tool(gate: Askgate, pki: Pki) -> None:
+    from mcp.server import MCPServer
+
+    from tests.support.tls_peers import uvicorn_thread
+
+    calls: list[dict[str, Any]] = []
+    server = MCPServer("aqp-receiver")
+
+    @server.tool()
+    def receive_answer(protocolVersion: str, queryId: str, status: str, issuedAt: str,  # noqa: N803
+                       answer: dict[str, Any] | None = None, respondent: dict[str, Any] | None = None,
+                       answeredAt: str | None = None, consent: dict[str, Any] | None = None) -> str:  # noqa: N803
+        calls.append({"protocolVersion": protocolVersion, "queryId": queryId, "status": status, "answer": answer,
+                      "respondent": respondent})
+        return "stored"
+
+    files = pki.write_files(gate.tmp)
+    recorder = HeaderRecorder(server.streamable_http_app())
+    with uvicorn_thread(recorder, ssl_certfile=files["cert"], ssl_keyfile=files["key"]) as url:
+        doc = query("mcp", url + "/mcp", operation="receive_answer")
+        doc["delivery"]["operation"] = doc.pop("operation")
+        assert submit(gate, doc).status_code == 202
+        answer(gate, doc["queryId"], {"format": "choice", "value": "Ship it"})
+        final = wait_state(gate, doc["queryId"], {"delivered", "delivery_failed", "expired"})
+    assert final.headers["aqp-query-state"] == "delivered", audit(gate, doc["queryId"])["entries"][-1]
+    assert len(calls) == 1 and calls[0]["queryId"] == doc["queryId"] and calls[0]["status"] == "answered"
+    assert calls[0]["answer"] == {"format": "choice", "value": "Ship it"}
+    assert recorder.headers and all(h["authorization"] == AUTH for h in recorder.headers)
+
+
+def test_a2a_binding_sends_one_user_message(gate: Askgate, pki: Pki) -> None:
+    from tests.wire.a2a.agent import running_agent
+
+    files = pki.write_files(gate.tmp)
+    with running_agent(lambda n, msg, task: ("message", {"action": "accept", "content": {}}), ssl=files) as (url,
+                                                                                                          agent):
+        doc = query("a2a", url, operation="aqp.receive")
+        doc["delivery"]["operation"] = doc.pop("operation")
+        submit(gate, doc)
+        answer(gate, doc["queryId"], {"format": "choice", "value": "Hold"})
+        final = wait_state(gate, doc["queryId"], {"delivered", "delivery_failed", "expired"})
+    assert final.headers["aqp-query-state"] == "delivered", audit(gate, doc["queryId"])["entries"][-1]
+    assert len(agent.seen.messages) == 1
+    assert agent.seen.headers[0].get("authorization") == AUTH
+    msg = agent.seen.messages[0]
+    assert msg["role"] == "ROLE_USER" and msg["metadata"] == {"operation": "aqp.receive"}
+    text, data = msg["parts"]
+    assert doc["queryId"] in text["text"] and "Hold" in text["text"]
+    sent = data["data"]["aqp/QueryResponse"]
+    assert sent["status"] == "answered" and sent["answer"] == {"format": "choice", "value": "Hold"}
