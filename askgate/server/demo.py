@@ -174,7 +174,7 @@ def demo(
     folder.mkdir(parents=True, exist_ok=True)
     db_url = f"sqlite:///{(folder / 'askgate.db').resolve()}"
     tokens = asyncio.run(seed(db_url, short_deadline=short_deadline))
-    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
+    shown = "127.0.0.1" if host == "0.0.0.0" else host
     typer.echo(f"askgate demo: inbox at http://{shown}:{port}/")
     for principal, token in tokens.items():
         role = "asker" if principal == "demo-agent" else "respondent"

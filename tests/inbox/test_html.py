@@ -237,3 +237,48 @@ def test_approval_renders_intent_and_posts_a_narrowed_grant(version: str) -> Non
     outcome, value = action_to_payload(ask, event, version)  # type: ignore[arg-type]
     assert outcome == "accept" and value["decision"] == "allow" and value["selected_option"] == "later"
     assert value["intent_extension"]["scope"] == "this_request"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    max_leaves=20,
+)
+COMPONENTS = ["Card", "Column", "Row", "List", "Text", "TextField", "CheckBox", "Slider", "DateTimeInput",
+              "ChoicePicker", "MultipleChoice", "Button", "Divider", "Image", "root"]
+
+
+@st.composite
+def odd_messages(draw: st.DrawFn) -> list[Any]:
+    """Shapes close to real surfaces (so the renderer's branches run) with arbitrary JSON in every slot."""
+    ids = draw(st.lists(st.sampled_from(["root", "body", "a", "b", "a-label", "a-desc", "a-err-0", "btn"]),
+                        min_size=1, max_size=8, unique=True))
+    comps09 = [{"id": i, "component": draw(st.sampled_from(COMPONENTS)), **draw(st.dictionaries(
+        st.sampled_from(["child", "children", "text", "label", "value", "variant", "options", "min", "max",
+                         "action", "checks", "enableDate", "enableTime"]),
+        st.one_of(st.sampled_from(ids), st.lists(st.sampled_from(ids), max_size=3), json_values,
+                  st.builds(lambda p: {"path": p}, st.sampled_from(["/form/a", "/form", "/x", 3]))),
+        max_size=6))} for i in ids]
+    comps08 = [{"id": c["id"], "component": {c["component"]: {k: v for k, v in c.items() if k not in ("id", "component")}}}
+               for c in comps09]
+    msgs: list[Any] = [
+        {"version": "v0.9", "createSurface": {"surfaceId": draw(st.text(max_size=5)), "catalogId": "x"}},
+        {"version": "v0.9", "updateComponents": {"surfaceId": "s", "components": comps09}},
+        {"version": "v0.9", "updateDataModel": {"path": draw(st.sampled_from(["/form", "/", 7])), "value": draw(json_values)}},
+        {"beginRendering": {"surfaceId": "s", "root": draw(st.sampled_from(ids))}},
+        {"surfaceUpdate": {"surfaceId": "s", "components": comps08}},
+        {"dataModelUpdate": {"path": "/form", "contents": draw(st.lists(json_values, max_size=3))}},
+    ]
+    picked = draw(st.lists(st.sampled_from(range(len(msgs))), max_size=6))
+    return [msgs[i] for i in picked] + draw(st.lists(json_values, max_size=2))
+
+
+@SETTINGS
+@given(odd_messages(), st.lists(st.tuples(st.sampled_from(["a2ui_source", "/form/a", "/form", "x"]),
+                                          st.sampled_from(["btn", "a", "0", "", "true"])), max_size=5))
+def test_the_renderer_never_fails_on_odd_messages(messages: list[Any], form: list[tuple[str, str]]) -> None:
+    html = render_surface(messages)
+    doc = Doc(html)
+    assert len(doc.find("form")) == 1 and not doc.find("script")
+    event = form_to_event(messages, form, timestamp=STAMP)
+    assert set(event) in ({"version", "action"}, {"userAction"})

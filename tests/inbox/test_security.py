@@ -124,7 +124,7 @@ def test_every_post_refuses_a_missing_or_wrong_csrf_token(srv: tuple[Server, Pat
         r = c.post(url, json=event, headers={"X-CSRF-Token": csrf})  # the right token: accepted
         assert r.status_code == 200 and r.json()["message"] == "Declined by bob"
         r = c.post(url, json=event, headers={"X-CSRF-Token": csrf})
-        assert r.status_code == 404 or r.json()["status"] == "taken"
+        assert r.status_code == 409 and r.json() == {"status": "taken", "message": "Already taken. Declined by bob"}
         assert c.post("/inbox/logout", data={"csrf": csrf}).status_code == 303
 
 

@@ -116,7 +116,8 @@ def build_router() -> APIRouter:
         if s is None:
             return _login_page(request, None)
         me, now = s.principal.id, _now(request)
-        page = await _broker(request).list_for(s.principal, AskQuery(limit=500))
+        # Only "delivered" asks are offered to anyone ("pending" ones wait for a signal or a respondent).
+        page = await _broker(request).list_for(s.principal, AskQuery(state="delivered", limit=500))
         records = [from_row(row) for row in page.items]
         items = [views.item(rec, me, now) for rec in records if views.is_open_for(rec, me)]
         shown = [i for i in items if (not dialect or i["dialect"] == dialect) and (not kind or i["kind"] == kind)
@@ -217,7 +218,7 @@ def build_router() -> APIRouter:
         except BrokerError as exc:
             rec = await _record_for(request, ask_id, s.principal.id) or rec
             return await _ask_response(request, s, rec, notice=exc.detail or exc.title, status=exc.status)
-        return _see_other(f"/inbox/asks/{ask_id}" if granted else f"/?done={ask_id}")
+        return _see_other(f"/inbox/asks/{ask_id}" if granted else "/")
 
     @r.get("/inbox/asks/{ask_id}/audit")
     async def audit(request: Request, ask_id: str) -> Response:
