@@ -235,9 +235,9 @@ def test_new_asks_appear_and_expire_live(browser: Any, server: Server) -> None:
     ask_id = server.create({
         "protocolVersion": "2026-07-30", "queryId": str(uuid.uuid4()), "type": "approval", "subject": "s",
         "prompt": prompt, "timing": "immediate", "consentMode": "not_required", "response": {"format": "boolean"},
-        "delivery": {"binding": "other"}, "expiresAt": expires_in(6)}, "aqp", ("bob",))
+        "delivery": {"binding": "other"}, "expiresAt": expires_in(8)}, "aqp", ("bob",))
     item = page.locator(f"#ask-{ask_id}")
-    item.wait_for(state="visible", timeout=5000)  # arrived over SSE
+    item.wait_for(state="visible", timeout=6000)  # arrived over SSE
     assert item.locator(".prompt").inner_text() == prompt
     assert "urgent" in (item.get_attribute("class") or "")
     assert re.fullmatch(r"\ds left", item.locator(".countdown time").inner_text())

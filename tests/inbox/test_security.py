@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -182,3 +183,38 @@ def test_a_revoked_token_ends_its_browser_sessions(srv: tuple[Server, Path]) -> 
         while "Signed in as" in c.get("/").text and time.monotonic() < deadline:
             time.sleep(0.25)
         assert "Sign in to your inbox" in c.get("/").text
+
+
+def test_where_an_aqp_answer_goes_shows_the_host_never_the_credential(srv: tuple[Server, Path]) -> None:
+    server, _ = srv
+    c, _ = _signed_in(server, "alice")
+    with closing(c):
+        ask_id = _an_ask(c, "How confident are you in shipping")
+        for path in ("", "/audit"):
+            page = c.get(f"/inbox/asks/{ask_id}{path}").text
+            assert "demo-secret-never-shown" not in page
+        page = c.get(f"/inbox/asks/{ask_id}").text
+        assert "<strong>release-agent.example.com</strong>" in page and "/aqp/answers" not in page
+        assert "No consent step: answering is enough." in page
+
+
+def test_the_audit_view_reports_a_tampered_chain(srv: tuple[Server, Path]) -> None:
+    server, folder = srv
+    c, _ = _signed_in(server, "alice")
+    with closing(c):
+        ask_id = _an_ask(c, "Which environments should the hotfix go to?")
+        page = c.get(f"/inbox/asks/{ask_id}/audit").text
+        assert 'data-verified="true"' in page and "Chain verified: 2 entries" in page
+        db = sqlite3.connect(folder / "askgate.db")
+        try:
+            (entry,) = db.execute("SELECT entry FROM audit_entries WHERE chain_kind='ask' AND chain_id=? AND seq=1",
+                                  (ask_id,)).fetchone()
+            doc = json.loads(entry)
+            doc["timestamp"] = "2020-01-01T00:00:00Z"  # rewrite history without fixing the hashes
+            db.execute("UPDATE audit_entries SET entry=? WHERE chain_kind='ask' AND chain_id=? AND seq=1",
+                       (json.dumps(doc), ask_id))
+            db.commit()
+        finally:
+            db.close()
+        page = c.get(f"/inbox/asks/{ask_id}/audit").text
+        assert 'data-verified="false"' in page and "Chain broken at entry 1" in page
