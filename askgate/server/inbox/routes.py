@@ -298,7 +298,7 @@ def _json_or_page(request: Request, status: int, body: dict[str, Any]) -> Respon
 
 
 def _entry_row(e: dict[str, Any]) -> dict[str, Any]:
-    hidden = {"entry_hash", "previous_hash", "entry_id", "step_id", "step_type", "timestamp"}
+    hidden = {"entry_hash", "previous_hash", "entry_id", "step_id", "step_type", "timestamp", "ask_id"}
     data = {k: v for k, v in e.items() if k not in hidden}
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
     return {"id": e.get("entry_id"), "step_type": e.get("step_type"), "timestamp": e.get("timestamp"),

@@ -133,6 +133,7 @@ def history_item(record: AskRecord, now: datetime) -> dict[str, Any]:
     return {
         "id": record.id,
         "prompt": record.ask.prompt if len(record.ask.prompt) <= 200 else record.ask.prompt[:199] + "…",
+        "dialect": record.ask.dialect.value,
         "dialect_label": DIALECTS.get(record.ask.dialect.value, record.ask.dialect.value),
         "state": record.state.value,
         "outcome": outcome.outcome if outcome is not None else None,
