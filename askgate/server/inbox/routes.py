@@ -236,7 +236,7 @@ def build_router() -> APIRouter:
         for title, entries in chains:
             v = verify_chain(entries)
             shown.append({"title": title, "ok": v.ok, "first_bad": v.first_bad, "reason": v.reason,
-                          "head": getattr(v, "head", None), "entries": [_entry_row(e) for e in entries]})
+                          "head": v.head, "entries": [_entry_row(e, own_ask=title == "This ask") for e in entries]})
         return _page("audit.html", **_base_ctx(s, "history"), ask=views.history_item(rec, _now(request))
                      if rec.terminal else views.item(rec, s.principal.id, _now(request)), chains=shown,
                      terminal=rec.terminal)
@@ -297,8 +297,10 @@ def _json_or_page(request: Request, status: int, body: dict[str, Any]) -> Respon
     return resp
 
 
-def _entry_row(e: dict[str, Any]) -> dict[str, Any]:
-    hidden = {"entry_hash", "previous_hash", "entry_id", "step_id", "step_type", "timestamp", "ask_id"}
+def _entry_row(e: dict[str, Any], *, own_ask: bool) -> dict[str, Any]:
+    """One audit entry for display; in the ask's own chain its (repeated) ask id is left out."""
+    hidden = {"entry_hash", "previous_hash", "entry_id", "step_id", "step_type", "timestamp"} | (
+        {"ask_id"} if own_ask else set())
     data = {k: v for k, v in e.items() if k not in hidden}
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
     return {"id": e.get("entry_id"), "step_type": e.get("step_type"), "timestamp": e.get("timestamp"),
