@@ -9,7 +9,6 @@ from typing import Any
 import httpcore
 import httpx
 import pytest
-import structlog
 
 from askgate.channels import outbound
 from askgate.channels.outbound import (
@@ -215,16 +214,30 @@ async def test_redirects_are_not_followed(pki: Pki) -> None:
     assert target.received == []
 
 
-async def test_header_values_are_never_logged(pki: Pki) -> None:
+class RecordingLog:
+    """Stands in for the module's structlog logger: records every event with its key-value pairs."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def _record(self, event: str, **kw: Any) -> None:
+        self.events.append((event, kw))
+
+    info = warning = error = debug = _record
+
+
+async def test_header_values_are_never_logged(pki: Pki, monkeypatch: pytest.MonkeyPatch) -> None:
+    rec = RecordingLog()
+    monkeypatch.setattr(outbound, "log", rec)
     policy = OutboundPolicy(allow=("127.0.0.1",), ssl_context=pki.client_context())
     secret = "Bearer very-secret-token-123"
-    with structlog.testing.capture_logs() as logs:
-        with https_server(pki, lambda _r: (503, b"{}")) as srv:
-            result = await post_json(srv.url, {"n": 1}, headers={"Authorization": secret}, policy=policy)
-        with pytest.raises(OutboundRefused):
-            await post_json("https://10.0.0.1/", {}, headers={"Authorization": secret}, policy=policy)
+    with https_server(pki, lambda _r: (503, b"{}")) as srv:
+        result = await post_json(srv.url, {"n": 1}, headers={"Authorization": secret}, policy=policy)
+    with pytest.raises(OutboundRefused):
+        await post_json("https://10.0.0.1/", {}, headers={"Authorization": secret}, policy=policy)
     assert result.status == 503 and result.retryable
-    assert logs and secret not in json.dumps(logs, default=str) and "very-secret" not in json.dumps(logs, default=str)
+    assert rec.events and rec.events[0][1] == {"host": "127.0.0.1", "status": 503, "ok": False}
+    assert "very-secret" not in json.dumps(rec.events, default=str)
 
 
 @pytest.mark.parametrize(("status", "retryable"), [(None, True), (500, True), (503, True), (408, True),
@@ -239,3 +252,22 @@ def test_guarded_backend_refuses_unix_sockets() -> None:
 
     with pytest.raises(httpcore.ConnectError):
         asyncio.run(GuardedBackend(OutboundPolicy()).connect_unix_socket("/tmp/x"))
+
+
+async def test_httpx2_flavour_for_the_mcp_sdk_is_guarded_too(pki: Pki, monkeypatch: pytest.MonkeyPatch) -> None:
+    from askgate.channels.outbound import guarded_client2
+
+    with listening_socket() as (port, accepted):
+        async with guarded_client2(OutboundPolicy()) as client:
+            with pytest.raises(OutboundRefused):
+                await client.post(f"https://127.0.0.1:{port}/mcp", json={})
+        fake_dns(monkeypatch, {"rebind.example": [[PUBLIC], ["127.0.0.1"]]})
+        async with guarded_client2(OutboundPolicy()) as client:
+            with pytest.raises(Exception, match="refused by the outbound policy"):
+                await client.post(f"https://rebind.example:{port}/mcp", json={})
+    assert accepted == []
+    monkeypatch.undo()
+    with https_server(pki) as srv:
+        async with guarded_client2(OutboundPolicy(allow=("127.0.0.1",), ssl_context=pki.client_context())) as client:
+            r = await client.post(srv.url + "/mcp", json={"a": 1})
+    assert r.status_code == 200 and srv.received[0].json() == {"a": 1}
