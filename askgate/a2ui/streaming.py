@@ -30,6 +30,7 @@ from askgate.a2ui.errors import A2uiError, IntegrityError, ParseError
 from askgate.a2ui.integrity import check_limits_and_paths, component_ref_fields
 from askgate.a2ui.parts import ResponsePart
 from askgate.a2ui.stream_components import (
+    CHILD_FIELDS,
     Processed,
     acceptable_partial,
     patch_component,
@@ -164,6 +165,8 @@ class StreamParser:
         self._topo = Topology(component_ref_fields(catalog.version, catalog.s2c_schema, catalog.catalog_schema))
         self._splittable = _split_validation_ok(catalog.s2c_schema)
         self._types = _V09_TYPES if self._v09 else _V08_TYPES
+        # Key names whose presence in a component's text means it may be rewritten for display.
+        self._rewrite_names = tuple(f'"{f}"' for f in CHILD_FIELDS) + (("\\u",) if self._v09 else ('"path"', "\\u"))
         self._dm_type = _UDM if self._v09 else _DMU
 
         # Text level.
@@ -1134,8 +1137,13 @@ class StreamParser:
 
     def _reprocess(self, cid: Any) -> None:
         raw = self._raw.get(cid)
-        copy = json.loads(raw) if raw is not None else None
-        shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open, copy)
+        if raw is not None and not any(name in raw for name in self._rewrite_names):
+            # Nothing to rewrite (no child field, no v0.8 path, no escaped key): shown as it came. The
+            # parsed object is never mutated, so it can be shared.
+            shown = Processed(self._seen[cid], [], set(), False, set(), {}, [])
+        else:
+            copy = json.loads(raw) if raw is not None else None
+            shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open, copy)
         dump = json.dumps(shown.comp, sort_keys=True)
         old = self._proc.get(cid)
         if old is None or old[1] != dump:
