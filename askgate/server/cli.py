@@ -18,6 +18,10 @@ def serve(
                                            "default ./.askgate/askgate.db", envvar="ASKGATE_DB")] = None,
     allow_http_callbacks: Annotated[bool, typer.Option(help="allow plain-http callbacks to non-loopback hosts")] = False,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
+    tls_cert: Annotated[str | None, typer.Option(help="serve HTTPS with this certificate (PEM)")] = None,
+    tls_key: Annotated[str | None, typer.Option(help="the private key of --tls-cert (PEM)")] = None,
+    tls_client_ca: Annotated[str | None, typer.Option(help="CA bundle for client certificates (ACS mtls "
+                                                      "approvers); requests a certificate, optional")] = None,
 ) -> None:
     """Serve the askgate HTTP API (migrates the database; prints a first admin token once)."""
     import uvicorn
@@ -31,9 +35,19 @@ def serve(
     if token:
         typer.echo("askgate: created the first admin token (shown once, store it now):", err=True)
         typer.echo(token)
-    typer.echo(f"askgate: serving on http://{host}:{port}  (OpenAPI: /openapi.json)", err=True)
+    tls: dict[str, object] = {}
+    if tls_cert:
+        import ssl
+
+        from askgate.server.tls import PeerCertH11Protocol
+
+        tls = {"ssl_certfile": tls_cert, "ssl_keyfile": tls_key}
+        if tls_client_ca:
+            tls.update(ssl_ca_certs=tls_client_ca, ssl_cert_reqs=ssl.CERT_OPTIONAL, http=PeerCertH11Protocol)
+    scheme = "https" if tls_cert else "http"
+    typer.echo(f"askgate: serving on {scheme}://{host}:{port}  (OpenAPI: /openapi.json)", err=True)
     uvicorn.run(create_app(settings), host=host, port=port, access_log=False, log_level="warning",
-                timeout_graceful_shutdown=5)
+                timeout_graceful_shutdown=5, **tls)  # type: ignore[arg-type]
 
 
 async def _first_admin(db_url: str | None, secret_key: str | None) -> str | None:

@@ -32,5 +32,34 @@ class Settings:
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         env = os.environ
-        base = cls(db_url=env.get("ASKGATE_DB"), secret_key=env.get("ASKGATE_SECRET_KEY"))
+        base = cls(db_url=env.get("ASKGATE_DB"), secret_key=env.get("ASKGATE_SECRET_KEY"), **_wire_env(env))
         return cls(**{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}})  # type: ignore[arg-type]
+
+
+def _pairs(text: str | None) -> tuple[tuple[str, str], ...]:
+    """``"a=b,c=d"`` -> ``(("a", "b"), ("c", "d"))`` (the first ``=`` splits; blanks are skipped)."""
+    out = []
+    for item in (text or "").split(","):
+        key, sep, value = item.strip().partition("=")
+        if sep and key.strip():
+            out.append((key.strip(), value.strip()))
+    return tuple(out)
+
+
+def _wire_env(env: os._Environ[str] | dict[str, str]) -> dict[str, object]:
+    """The outbound and approver settings from the environment (docs/wire.md)."""
+    out: dict[str, object] = {}
+    allow = env.get("ASKGATE_OUTBOUND_ALLOW")
+    if allow:
+        out["outbound_allow"] = tuple(a.strip() for a in allow.split(",") if a.strip())
+    if env.get("ASKGATE_OUTBOUND_ALLOW_HTTP_LOOPBACK", "") in ("1", "true", "yes"):
+        out["outbound_allow_http_loopback"] = True
+    for name in ("ca_file", "client_cert", "client_key"):
+        value = env.get(f"ASKGATE_OUTBOUND_{name.upper()}")
+        if value:
+            out[f"outbound_{name}"] = value
+    if env.get("ASKGATE_WEBHOOK_SECRETS"):
+        out["webhook_secrets"] = _pairs(env.get("ASKGATE_WEBHOOK_SECRETS"))
+    if env.get("ASKGATE_APPROVER_IDENTITIES"):
+        out["approver_identities"] = _pairs(env.get("ASKGATE_APPROVER_IDENTITIES"))
+    return out
