@@ -87,6 +87,7 @@ class Broker:
         self._max_idle = max_idle
         self._wake = asyncio.Event()
         self._stopping = False
+        self._deliveries: asyncio.Queue[str] = asyncio.Queue()
         self._tasks: list[asyncio.Task[Any]] = []
         self._bg: set[asyncio.Task[Any]] = set()
         self._listener: PgListener | None = None
@@ -109,6 +110,7 @@ class Broker:
         if self._scheduler_enabled:
             await self.settle_due()  # deadlines that passed while nobody was running: settle them now
             self._tasks.append(asyncio.create_task(self._scheduler(), name="askgate-scheduler"))
+        self._tasks.append(asyncio.create_task(self._delivery_worker(), name="askgate-callbacks"))
         self._spawn(self._redrive_callbacks())
 
     async def stop(self) -> None:
@@ -376,7 +378,8 @@ class Broker:
                         await tx.claim_idempotency(who.id, f"{operation}:{ask_id}", idempotency.key,
                                                    idempotency.request_hash, ask_id)
                     if tr.changed:
-                        await tx.cas_ask(records.to_row(tr.record), record.version)
+                        await tx.cas_ask(records.to_row(tr.record), record.version,
+                                         offers_changed=tr.record.offered_to != record.offered_to)
                         await self._persist_effects(tx, tr)
                     if refusal is not None and refusal.audit is not None and refusal.code == "forbidden":
                         await self._append(tx, [refusal.audit], refused=True)
@@ -446,7 +449,7 @@ class Broker:
             plugin.after_commit(tr)
         for effect in tr.effects:
             if isinstance(effect, lc.Deliver):
-                self._spawn(self._deliver(effect.ask_id))
+                self._deliveries.put_nowait(effect.ask_id)
             elif isinstance(effect, lc.ScheduleWake):
                 self._wake.set()
             elif isinstance(effect, lc.Notify):
@@ -492,20 +495,23 @@ class Broker:
             now = self.clock()
             done: list[Transition] = []
             async with self.store.claim_due(now, limit=batch) as (tx, rows):
+                everyone = {r.id for row in rows for r in records.from_row(row).routing.everyone()}
+                stored = await self.store.consent_map(everyone) if rows else {}
+                consent = lambda rid, scope: stored.get((rid, scope))  # noqa: E731
                 for row in rows:
                     record = records.from_row(row)
-                    consent = await self._consent_lookup(record.routing)
                     try:
                         tr = lc.apply(record, lc.Tick(), now=now, stored_consent=consent)
                     except lc.LifecycleError as exc:  # pragma: no cover - a tick is never refused
                         log.error("tick_refused", ask_id=record.id, code=exc.code)
                         continue
+                    same_offers = tr.record.offered_to == record.offered_to
                     if tr.changed:
-                        await tx.cas_ask(records.to_row(tr.record), record.version)
+                        await tx.cas_ask(records.to_row(tr.record), record.version, offers_changed=not same_offers)
                         await self._persist_effects(tx, tr)
                         done.append(tr)
                     else:  # stale wake time: correct it so the scan does not spin
-                        await tx.cas_ask(records.to_row(record), record.version)
+                        await tx.cas_ask(records.to_row(record), record.version, offers_changed=False)
             for tr in done:
                 self._after_commit(tr)
             total += len(done)
@@ -543,15 +549,32 @@ class Broker:
             cb_id = await tx.add_callback(ask_id, url)
         current = await self.get(ask_id)
         if current is not None and current.terminal:
-            self._spawn(self._deliver(ask_id))
+            self._deliveries.put_nowait(ask_id)
         return cb_id
 
-    async def _deliver(self, ask_id: str) -> None:
+    async def _delivery_worker(self) -> None:
+        """One worker drains terminal asks in batches: one query finds which have callbacks at all."""
+        while not self._stopping:
+            ids = [await self._deliveries.get()]
+            while not self._deliveries.empty() and len(ids) < 500:
+                ids.append(self._deliveries.get_nowait())
+            try:
+                pending = await self.store.pending_callbacks_for(ids)
+                for ask_id in dict.fromkeys(cb.ask_id for cb in pending):
+                    await self._deliver(ask_id, [cb for cb in pending if cb.ask_id == ask_id])
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failed delivery must not stop later ones
+                log.error("callback_worker_error", error=type(exc).__name__)
+
+    async def _deliver(self, ask_id: str, pending: list[Any] | None = None) -> None:
         record = await self.get(ask_id)
         if record is None or not record.terminal or self._http is None:
             return
+        if pending is None:
+            pending = await self.store.callbacks_for(ask_id, pending_only=True)
         body = await self.view(record)
-        for cb in await self.store.callbacks_for(ask_id, pending_only=True):
+        for cb in pending:
             error = None
             for attempt in range(3):
                 error = await post_outcome(self._http, cb.url, body, idempotency_key=f"{ask_id}:{cb.id}")

@@ -3,18 +3,22 @@
 SQLite allows one writer at a time, so askgate opens two engines on the file: a read engine whose
 transactions start DEFERRED (WAL readers never block), and a single-connection write engine whose
 transactions start IMMEDIATE, so a write transaction holds the write lock from its first statement and
-compare-and-set sequences cannot interleave. PostgreSQL uses one pooled engine for both.
+compare-and-set sequences cannot interleave. Both run inline on the event loop (:class:`InlineEngine`);
+PostgreSQL uses one pooled asyncpg engine for both.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import create_async_engine
 
 DEFAULT_SQLITE_PATH = Path(".askgate") / "askgate.db"
 
@@ -48,8 +52,8 @@ def asyncpg_dsn(url: str) -> str:
 @dataclass
 class Engines:
     backend: str
-    read: AsyncEngine
-    write: AsyncEngine
+    read: Any  # AsyncEngine (PostgreSQL) or InlineEngine (SQLite): both offer connect(), begin(), dispose()
+    write: Any
 
     async def dispose(self) -> None:
         await self.write.dispose()
@@ -57,10 +61,70 @@ class Engines:
             await self.read.dispose()
 
 
-def _sqlite_engine(url: str, *, begin: str, pool_size: int, synchronous: str) -> AsyncEngine:
-    engine = create_async_engine(url, pool_size=pool_size, max_overflow=0, pool_timeout=600)
+class InlineConnection:
+    """The slice of AsyncConnection the store uses, over a synchronous SQLite connection."""
 
-    @event.listens_for(engine.sync_engine, "connect")
+    def __init__(self, conn: Connection) -> None:
+        self.sync_connection = conn
+
+    @property
+    def dialect(self) -> Any:
+        return self.sync_connection.dialect
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        if parameters is None:
+            return self.sync_connection.execute(statement)
+        return self.sync_connection.execute(statement, parameters)
+
+    async def run_sync(self, fn: Any, *args: Any) -> Any:
+        return fn(self.sync_connection, *args)
+
+
+class InlineEngine:
+    """SQLite run inline on the event loop, committing in a worker thread.
+
+    SQLite statements take microseconds, so a thread hop per statement (aiosqlite) costs far more than
+    the statement, and on a busy machine every hop waits for a CPU. Here statements run directly on the
+    loop; only ``COMMIT`` (which may fsync) goes to a thread, once per transaction. Concurrency is safe:
+    a connection is never used by two coroutines, and writers are serialised by the store's lock.
+    """
+
+    def __init__(self, url: str, *, begin: str, pool_size: int, synchronous: str, commit_in_thread: bool) -> None:
+        self.sync_engine = create_engine(url.replace("sqlite+aiosqlite", "sqlite+pysqlite", 1),
+                                         pool_size=pool_size, max_overflow=pool_size, pool_timeout=600,
+                                         connect_args={"check_same_thread": False})
+        self.url = self.sync_engine.url
+        self._commit_in_thread = commit_in_thread
+        _sqlite_events(self.sync_engine, begin=begin, synchronous=synchronous)
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[InlineConnection]:
+        with self.sync_engine.connect() as conn:
+            yield InlineConnection(conn)
+
+    @asynccontextmanager
+    async def begin(self) -> AsyncIterator[InlineConnection]:
+        conn = self.sync_engine.connect()
+        try:
+            tx = conn.begin()
+            try:
+                yield InlineConnection(conn)
+            except BaseException:
+                tx.rollback()
+                raise
+            if self._commit_in_thread:
+                await asyncio.to_thread(tx.commit)
+            else:
+                tx.commit()
+        finally:
+            conn.close()
+
+    async def dispose(self) -> None:
+        self.sync_engine.dispose()
+
+
+def _sqlite_events(engine: Engine, *, begin: str, synchronous: str) -> None:
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (pysqlite's implicit BEGIN is wrong)
         cur = dbapi_conn.cursor()
@@ -70,11 +134,9 @@ def _sqlite_engine(url: str, *, begin: str, pool_size: int, synchronous: str) ->
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
         conn.exec_driver_sql(begin)
-
-    return engine
 
 
 def create_engines(url: str, *, sqlite_synchronous: str = "FULL", pool_size: int = 10) -> Engines:
@@ -86,8 +148,8 @@ def create_engines(url: str, *, sqlite_synchronous: str = "FULL", pool_size: int
         if sqlite_synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError("sqlite_synchronous must be OFF, NORMAL, FULL or EXTRA")
         sync = sqlite_synchronous.upper()
-        write = _sqlite_engine(url, begin="BEGIN IMMEDIATE", pool_size=1, synchronous=sync)
-        read = _sqlite_engine(url, begin="BEGIN", pool_size=pool_size, synchronous=sync)
+        write = InlineEngine(url, begin="BEGIN IMMEDIATE", pool_size=1, synchronous=sync, commit_in_thread=True)
+        read = InlineEngine(url, begin="BEGIN", pool_size=pool_size, synchronous=sync, commit_in_thread=False)
         return Engines("sqlite", read, write)
     engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=600,
                                  pool_pre_ping=True)

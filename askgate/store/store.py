@@ -196,6 +196,8 @@ class Tx:
     store: Store
     now: datetime
     changed: set[str] = field(default_factory=set)
+    _heads: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    _entries: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def _pg(self) -> bool:
@@ -229,8 +231,10 @@ class Tx:
         await self._set_offers(row.id, row.offered_to)
         self.changed.add(row.id)
 
-    async def cas_ask(self, row: AskRow, expected_version: int) -> None:
-        """Replace the ask if it is still at ``expected_version``; else :class:`VersionConflict`."""
+    async def cas_ask(self, row: AskRow, expected_version: int, *, offers_changed: bool = True) -> None:
+        """Replace the ask if it is still at ``expected_version``; else :class:`VersionConflict`.
+
+        ``offers_changed=False`` skips rewriting the offer index (the caller knows ``offered_to`` is unchanged)."""
         values = _row_values(row, self.now)
         del values["id"], values["created_at"]
         res = await self.conn.execute(
@@ -238,8 +242,9 @@ class Tx:
         )
         if res.rowcount != 1:
             raise VersionConflict(row.id, expected_version)
-        await self.conn.execute(sa.delete(t.ask_offers).where(t.ask_offers.c.ask_id == row.id))
-        await self._set_offers(row.id, row.offered_to)
+        if offers_changed:
+            await self.conn.execute(sa.delete(t.ask_offers).where(t.ask_offers.c.ask_id == row.id))
+            await self._set_offers(row.id, row.offered_to)
         self.changed.add(row.id)
 
     async def _set_offers(self, ask_id: str, offered: Iterable[str]) -> None:
@@ -248,26 +253,48 @@ class Tx:
             await self.conn.execute(sa.insert(t.ask_offers), rows)
 
     async def append_audit(self, chain_kind: str, chain_id: str, make_entry: EntryFactory) -> dict[str, Any]:
-        """Append one entry to a hash chain; the head row is locked so concurrent appends serialise."""
-        await self.conn.execute(
-            self._insert(t.chain_heads).values(chain_kind=chain_kind, chain_id=chain_id, length=0, head_hash=None)
-            .on_conflict_do_nothing()
-        )
-        head = (await self.conn.execute(
-            sa.select(t.chain_heads.c.length, t.chain_heads.c.head_hash)
-            .where(t.chain_heads.c.chain_kind == chain_kind, t.chain_heads.c.chain_id == chain_id)
-            .with_for_update()
-        )).one()
-        entry = make_entry(head.head_hash, head.length)
+        """Append one entry to a hash chain. The head is locked on first touch (PostgreSQL: FOR UPDATE;
+        SQLite: the transaction already holds the write lock), kept in memory for the rest of the
+        transaction, and all entries and heads are written in a few batched statements at commit."""
+        key = (chain_kind, chain_id)
+        head = self._heads.get(key)
+        if head is None:
+            if self._pg:
+                await self.conn.execute(
+                    self._insert(t.chain_heads).values(chain_kind=chain_kind, chain_id=chain_id, length=0,
+                                                       head_hash=None).on_conflict_do_nothing())
+            found = (await self.conn.execute(
+                sa.select(t.chain_heads.c.length, t.chain_heads.c.head_hash)
+                .where(t.chain_heads.c.chain_kind == chain_kind, t.chain_heads.c.chain_id == chain_id)
+                .with_for_update()
+            )).one_or_none()
+            head = [found.length, found.head_hash, True] if found is not None else [0, None, False]
+            self._heads[key] = head
+        entry = make_entry(head[1], head[0])
         digest = entry["entry_hash"]
-        await self.conn.execute(sa.insert(t.audit_entries).values(
-            chain_kind=chain_kind, chain_id=chain_id, seq=head.length, entry_hash=digest, entry=_dumps(entry)))
-        await self.conn.execute(
-            sa.update(t.chain_heads)
-            .where(t.chain_heads.c.chain_kind == chain_kind, t.chain_heads.c.chain_id == chain_id)
-            .values(length=head.length + 1, head_hash=digest)
-        )
+        self._entries.append({"chain_kind": chain_kind, "chain_id": chain_id, "seq": head[0],
+                              "entry_hash": digest, "entry": _dumps(entry)})
+        head[0], head[1] = head[0] + 1, digest
         return entry
+
+    async def flush(self) -> None:
+        """Write the audit entries and chain heads appended so far (called before commit)."""
+        if self._entries:
+            await self.conn.execute(sa.insert(t.audit_entries), self._entries)
+            self._entries = []
+        if self._heads:
+            new = [{"chain_kind": k, "chain_id": c, "length": h[0], "head_hash": h[1]}
+                   for (k, c), h in self._heads.items() if not h[2]]
+            old = [{"k": k, "c": c, "n": h[0], "h": h[1]} for (k, c), h in self._heads.items() if h[2]]
+            if new:
+                await self.conn.execute(sa.insert(t.chain_heads), new)
+            if old:
+                await self.conn.execute(
+                    sa.update(t.chain_heads)
+                    .where(t.chain_heads.c.chain_kind == sa.bindparam("k"), t.chain_heads.c.chain_id == sa.bindparam("c"))
+                    .values(length=sa.bindparam("n"), head_hash=sa.bindparam("h")), old)
+            for h in self._heads.values():
+                h[2] = True
 
     async def put_consent(self, respondent_id: str, scope: str, granted: bool, ask_id: str | None = None) -> None:
         stmt = self._insert(t.consent_grants).values(
@@ -370,6 +397,7 @@ class Store:
             async with self._engines.write.begin() as conn:
                 tx = Tx(conn, self, now or _now())
                 yield tx
+                await tx.flush()
                 if tx.changed and self.backend == "postgresql":
                     for ask_id in sorted(tx.changed):
                         await conn.execute(sa.text("SELECT pg_notify(:c, :p)"),
@@ -596,6 +624,16 @@ class Store:
         q = sa.select(t.callbacks).where(t.callbacks.c.ask_id == ask_id).order_by(t.callbacks.c.id)
         if pending_only:
             q = q.where(t.callbacks.c.delivered_at.is_(None))
+        async with self._engines.read.connect() as conn:
+            return [Callback(r.id, r.ask_id, r.url, r.delivered_at, r.attempts) for r in (await conn.execute(q)).all()]
+
+    async def pending_callbacks_for(self, ask_ids: Iterable[str]) -> list[Callback]:
+        """Undelivered callbacks of these asks, in one query (the delivery worker batches terminal asks)."""
+        ids = list(dict.fromkeys(ask_ids))
+        if not ids:
+            return []
+        q = (sa.select(t.callbacks).where(t.callbacks.c.ask_id.in_(ids), t.callbacks.c.delivered_at.is_(None))
+             .order_by(t.callbacks.c.id))
         async with self._engines.read.connect() as conn:
             return [Callback(r.id, r.ask_id, r.url, r.delivered_at, r.attempts) for r in (await conn.execute(q)).all()]
 
