@@ -184,7 +184,7 @@ async def seed_deadlines(db_url: str, n: int, start_in: float, spread: float) ->
     ask0 = codec_for("a2a-elicitation").parse_request(A2A)
     routing = lc.Routing(respondents=(Respondent(kind="human", id="bench-bob"),))
     now = datetime.now(UTC)
-    first = now + timedelta(seconds=start_in)
+    first = now + timedelta(seconds=max(start_in, 0.001))
     batch = 1000
     for base in range(0, n, batch):
         async with store.write(now) as tx:
