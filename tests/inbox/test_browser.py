@@ -64,6 +64,7 @@ def test_sign_in_list_filters_and_session_cookie(browser: Any, server: Server) -
 
     items = page.locator("li.ask")
     assert items.count() == 7
+    assert page.title() == "(7) Inbox · askgate"
     prompts = items.locator(".prompt").all_inner_texts()
     assert prompts[0].startswith("New vendor onboarding")  # newest first
     assert prompts[-1] == "Page the database on-call now?"

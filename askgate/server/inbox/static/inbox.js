@@ -67,6 +67,8 @@
     });
     var count = document.getElementById("count"); if (count) count.textContent = String(shown);
     var empty = document.getElementById("empty"); if (empty) empty.hidden = shown > 0;
+    var waiting = list.querySelectorAll(".ask:not(.leaving)").length;  // in the tab title, for a glance
+    document.title = (waiting ? "(" + waiting + ") " : "") + "Inbox · askgate";
   }
   [q, fd, fk].forEach(function (el) {
     if (!el) return;
@@ -77,6 +79,7 @@
       history.replaceState(null, "", url);
     });
   });
+  if (list) refresh();
   var filters = document.getElementById("filters");
   if (filters) filters.addEventListener("submit", function (e) { e.preventDefault(); refresh(); });
 
@@ -132,7 +135,12 @@
   }
   if (live && window.EventSource && page !== "login") {
     var es = new EventSource("/inbox/events");
-    es.addEventListener("hello", function () { setLive("live", "live"); });
+    var connected = false;
+    es.addEventListener("hello", function () {
+      setLive("live", "live");
+      if (connected) catchUp();  // a reconnect: changes made while we were away were not streamed
+      connected = true;
+    });
     es.addEventListener("upsert", function (e) { upsert(JSON.parse(e.data)); });
     es.addEventListener("remove", function (e) {
       var data = JSON.parse(e.data);
@@ -141,6 +149,16 @@
     });
     es.addEventListener("resync", function () { if (page === "list") location.reload(); });
     es.onerror = function () { setLive("offline", "reconnecting…"); };
+  }
+
+  function catchUp() {
+    if (page === "list") { location.reload(); return; }
+    if (!askId || submitted) return;
+    fetch(location.href, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      var t = doc.getElementById("taken");
+      if (t && !t.hidden && t.textContent.trim()) taken(t.textContent.trim());
+    }).catch(function () {});
   }
 
   // ---- A2UI surface: sliders, and the action event ------------------------------------------------
