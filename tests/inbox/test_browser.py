@@ -136,7 +136,18 @@ def test_answer_an_elicitation_with_every_field_kind(browser: Any, server: Serve
     page.get_by_label("Later", exact=True).check()
     page.get_by_label("dev", exact=True).check()
     page.get_by_label("prd", exact=True).check()
-    page.get_by_role("button", name="Submit").click()
+    # Chromium's own view: every control has a label, and keyboard focus is visible (a real outline)
+    unlabelled = page.evaluate("""() => [...document.querySelectorAll('form.a2ui-surface input, form.a2ui-surface textarea')]
+        .filter(e => e.type !== 'hidden' && e.labels.length === 0).map(e => e.id)""")
+    assert unlabelled == []
+    page.get_by_label("Name *", exact=True).focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "a2ui-f_bio"
+    outline = page.evaluate("[getComputedStyle(document.activeElement).outlineStyle,"
+                            " getComputedStyle(document.activeElement).outlineWidth]")
+    assert outline[0] != "none" and float(outline[1].removesuffix("px")) >= 2
+    page.get_by_role("button", name="Submit").focus()
+    page.keyboard.press("Enter")  # submit from the keyboard
     page.wait_for_selector("#sent:not([hidden])")
     assert page.locator("#sent").inner_text().startswith("Answer sent. Answered by alice")
     view = server.ask(ask_id)

@@ -108,9 +108,10 @@ def set_login_nonce(request: Request, response: Response, nonce: str) -> None:
 
 
 def same_origin(request: Request) -> bool:
-    """A POST whose Origin header (when the browser sends one) names this very server."""
+    """A POST whose Origin header (when the browser sends one) names this very server (or the host a
+    reverse proxy says it forwarded, ``X-Forwarded-Host``; a forged one still needs the CSRF token)."""
     origin = request.headers.get("origin")
     if origin is None or origin == "null":
         return origin is None
-    host = request.headers.get("host", "")
-    return origin.split("://", 1)[-1] == host
+    hosts = {request.headers.get("host", ""), request.headers.get("x-forwarded-host", "").split(",")[0].strip()}
+    return origin.split("://", 1)[-1] in hosts - {""}
