@@ -143,13 +143,9 @@ async def seed(db_url: str, *, respondents: tuple[str, ...] = ("alice", "bob"), 
         who = Principal(asker, "asker")
         routing = Routing(respondents=tuple(Respondent(kind="human", id=r) for r in respondents))
         for spec in demo_asks(datetime.now(UTC), short_deadline=short_deadline):
-            if spec["dialect"] == "acs":  # parsed here: the approver in the document is the routing
-                from askgate.protocols.registry import codec_for
-
-                ask = codec_for("acs").parse_request(spec["doc"], binding=spec.get("binding"))
-                await broker.create_ask(ask, asker=who)
-            else:
-                await broker.create(spec["doc"], asker=who, dialect=spec["dialect"], routing=routing)
+            route = None if spec["dialect"] == "acs" else routing  # an ACS ask names its own approver
+            await broker.create(spec["doc"], asker=who, dialect=spec["dialect"], binding=spec.get("binding"),
+                                routing=route)
             await asyncio.sleep(0.01)  # distinct creation times: the list is newest first
         return tokens
     finally:
