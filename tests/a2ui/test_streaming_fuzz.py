@@ -115,3 +115,15 @@ def test_text_only_stream_is_passed_through() -> None:
     parser = StreamParser(_CATALOGS["0.8"])
     out = "".join(p.text for chunk in ["Hello <a2", "u wor", "ld"] for p in parser.process_chunk(chunk))
     assert out == "Hello <a2u world"
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(text=_text, cuts=st.lists(st.integers(0, 400), max_size=8))
+def test_incremental_healing_equals_healing_from_scratch(text: str, cuts: list[int]) -> None:
+    """Healing a growing fragment with a kept scanner state gives what a fresh heal of it gives."""
+    from askgate.a2ui.stream_heal import HealScan, heal_fragment
+
+    scan = HealScan()
+    for end in sorted({min(c, len(text)) for c in cuts} | {len(text)}):
+        prefix = text[:end]
+        assert heal_fragment(prefix, scan) == heal_fragment(prefix)
