@@ -43,8 +43,19 @@ __all__ = ["SOURCE_FIELD", "Surface", "form_to_event", "parse_surface", "render_
 SOURCE_FIELD = "a2ui_source"
 """The form field that names the pressed button (its component id)."""
 
-Kind = Literal["text", "longtext", "number", "secret", "checkbox", "slider", "date", "datetime", "time", "choice",
-               "multi"]
+Kind = Literal[
+    "text",
+    "longtext",
+    "number",
+    "secret",
+    "checkbox",
+    "slider",
+    "date",
+    "datetime",
+    "time",
+    "choice",
+    "multi",
+]
 _MAX_DEPTH = 64
 
 
@@ -151,14 +162,20 @@ def _from_v08(type_: str, p: dict[str, Any]) -> dict[str, Any]:
         out["value"] = sel
         out["variant"] = "mutuallyExclusive" if p.get("maxAllowedSelections") == 1 else "multipleSelection"
         out["options"] = [
-            {"label": o.get("label"), "value": o.get("value")} for o in p.get("options", []) if isinstance(o, dict)
+            {"label": o.get("label"), "value": o.get("value")}
+            for o in p.get("options", [])
+            if isinstance(o, dict)
         ]
     elif type_ == "Button":
         out["variant"] = "primary" if p.get("primary") else "default"
         action = _dict(p.get("action"))
         ctx = _list(action.get("context"))
-        out["action"] = {"event": {"name": action.get("name"),
-                                   "context": {c.get("key"): c.get("value") for c in ctx if isinstance(c, dict)}}}
+        out["action"] = {
+            "event": {
+                "name": action.get("name"),
+                "context": {c.get("key"): c.get("value") for c in ctx if isinstance(c, dict)},
+            }
+        }
     return out
 
 
@@ -181,14 +198,22 @@ def parse_surface(messages: Iterable[Any]) -> Surface:
             s.root = str(m["beginRendering"].get("root", "root"))
         elif isinstance(m.get("updateComponents"), dict):
             for c in m["updateComponents"].get("components", []):
-                if isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("component"), str):
+                if (
+                    isinstance(c, dict)
+                    and isinstance(c.get("id"), str)
+                    and isinstance(c.get("component"), str)
+                ):
                     props = {k: v for k, v in c.items() if k not in ("id", "component")}
                     s.nodes[c["id"]] = Node(c["id"], c["component"], props)
         elif isinstance(m.get("surfaceUpdate"), dict):
             s.version = "0.8"
             s.surface_id = s.surface_id or str(m["surfaceUpdate"].get("surfaceId", ""))
             for c in m["surfaceUpdate"].get("components", []):
-                if not (isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("component"), dict)):
+                if not (
+                    isinstance(c, dict)
+                    and isinstance(c.get("id"), str)
+                    and isinstance(c.get("component"), dict)
+                ):
                     continue
                 for type_, props in c["component"].items():
                     if isinstance(props, dict):
@@ -252,14 +277,20 @@ def _is_required(node: Node, label: str) -> bool:
 
 
 class _Renderer:
-    def __init__(self, s: Surface, prefix: str, heading_shift: int, hints: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(
+        self, s: Surface, prefix: str, heading_shift: int, hints: Mapping[str, Mapping[str, Any]]
+    ) -> None:
         self.s = s
         self.prefix = prefix
         self.shift = heading_shift
         self.hints = hints
         self.consumed: set[str] = set()
         for n in s.nodes.values():
-            if n.type in ("MultipleChoice", "DateTimeInput") and f"{n.id}-label" in s.nodes and "label" not in n.props:
+            if (
+                n.type in ("MultipleChoice", "DateTimeInput")
+                and f"{n.id}-label" in s.nodes
+                and "label" not in n.props
+            ):
                 self.consumed.add(f"{n.id}-label")
 
     def dom(self, cid: str) -> str:
@@ -318,8 +349,11 @@ class _Renderer:
         p = node.props
         child = p.get("child")
         label_node = self.s.nodes.get(child) if isinstance(child, str) else None
-        label = self.s.text(label_node.props.get("text")) if label_node is not None and label_node.type == "Text" \
+        label = (
+            self.s.text(label_node.props.get("text"))
+            if label_node is not None and label_node.type == "Text"
             else (self.render(child, depth + 1, seen) if isinstance(child, str) else "")
+        )
         event = (p.get("action") or {}).get("event") if isinstance(p.get("action"), dict) else None
         name = event.get("name") if isinstance(event, dict) else None
         ctx = _dict(_dict(event).get("context"))
@@ -371,13 +405,17 @@ class _Renderer:
             return self.choices(node, kind, label, required, value, described, invalid, wrap)
         if kind == "checkbox":
             checked = " checked" if value is True else ""
-            return (f'<div class="a2ui-field a2ui-check" {wrap}>'
-                    f'<input type="hidden" name="{_e(path)}" value="false">'
-                    f'<input type="checkbox" {common} value="true"{checked}>{lab}</div>')
+            return (
+                f'<div class="a2ui-field a2ui-check" {wrap}>'
+                f'<input type="hidden" name="{_e(path)}" value="false">'
+                f'<input type="checkbox" {common} value="true"{checked}>{lab}</div>'
+            )
         if kind == "longtext":
             # The newline after <textarea> is eaten by every HTML parser, so a value's own leading newline survives.
-            return (f'<div class="a2ui-field" {wrap}>{lab}<textarea {common} rows="4">\n{_e(_as_text(value))}'
-                    f"</textarea></div>")
+            return (
+                f'<div class="a2ui-field" {wrap}>{lab}<textarea {common} rows="4">\n{_e(_as_text(value))}'
+                f"</textarea></div>"
+            )
         if kind == "slider":
             lo, hi = _num(node.props.get("min"), 0), _num(node.props.get("max"), 100)
             step = hint.get("step", "any")
@@ -385,38 +423,59 @@ class _Renderer:
             unset = shown is None
             v = lo if shown is None else shown
             out = f'<output for="{_e(dom)}" class="a2ui-out">{_e("—" if unset else _fmt(v))}</output>'
-            return (f'<div class="a2ui-field" {wrap}{" data-a2ui-unset" if unset else ""}>{lab}'
-                    f'<div class="a2ui-slider"><span class="a2ui-bound" aria-hidden="true">{_e(_fmt(lo))}</span>'
-                    f'<input type="range" {common} min="{_e(_fmt(lo))}" max="{_e(_fmt(hi))}" step="{_e(step)}" '
-                    f'value="{_e(_fmt(v))}"><span class="a2ui-bound" aria-hidden="true">{_e(_fmt(hi))}</span>'
-                    f"{out}</div></div>")
+            return (
+                f'<div class="a2ui-field" {wrap}{" data-a2ui-unset" if unset else ""}>{lab}'
+                f'<div class="a2ui-slider"><span class="a2ui-bound" aria-hidden="true">{_e(_fmt(lo))}</span>'
+                f'<input type="range" {common} min="{_e(_fmt(lo))}" max="{_e(_fmt(hi))}" step="{_e(step)}" '
+                f'value="{_e(_fmt(v))}"><span class="a2ui-bound" aria-hidden="true">{_e(_fmt(hi))}</span>'
+                f"{out}</div></div>"
+            )
         if kind in ("date", "datetime", "time"):
             typ = {"date": "date", "datetime": "datetime-local", "time": "time"}[kind]
             shown = _date_value(kind, value)
             step = ' step="1"' if kind != "date" else ""
-            return (f'<div class="a2ui-field" {wrap}>{lab}<input type="{typ}" {common} value="{_e(shown)}"{step}>'
-                    f"</div>")
+            return (
+                f'<div class="a2ui-field" {wrap}>{lab}<input type="{typ}" {common} value="{_e(shown)}"{step}>'
+                f"</div>"
+            )
         typ = "password" if kind == "secret" else "text"
         mode = ""
         if kind == "number":
             mode = f' inputmode="{"numeric" if hint.get("integer") else "decimal"}"'
         auto = ' autocomplete="off"' if kind in ("number", "secret") else ""
-        return (f'<div class="a2ui-field" {wrap}>{lab}<input type="{typ}" {common}{mode}{auto} '
-                f'value="{_e(_as_text(value))}"></div>')
+        return (
+            f'<div class="a2ui-field" {wrap}>{lab}<input type="{typ}" {common}{mode}{auto} '
+            f'value="{_e(_as_text(value))}"></div>'
+        )
 
-    def choices(self, node: Node, kind: Kind, label: str, required: bool, value: Any, described: list[str],
-                invalid: bool, wrap: str) -> str:
+    def choices(
+        self,
+        node: Node,
+        kind: Kind,
+        label: str,
+        required: bool,
+        value: Any,
+        described: list[str],
+        invalid: bool,
+        wrap: str,
+    ) -> str:
         dom = self.dom(node.id)
         path = _bound_path(node) or ""
         chosen = set(value) if isinstance(value, list) else {value} if isinstance(value, str) else set()
         typ = "radio" if kind == "choice" else "checkbox"
         opts = _list(node.props.get("options"))
         items = []
-        if kind == "choice" and not required and not chosen:  # a way back to "unanswered" (no default to keep)
+        if (
+            kind == "choice" and not required and not chosen
+        ):  # a way back to "unanswered" (no default to keep)
             none_id = f"{dom}__none"
-            checked = " checked" if not (chosen & {o.get("value") for o in opts if isinstance(o, dict)}) else ""
-            items.append(f'<div class="a2ui-option a2ui-none"><input type="radio" id="{_e(none_id)}" '
-                         f'name="{_e(path)}" value=""{checked}><label for="{_e(none_id)}">No answer</label></div>')
+            checked = (
+                " checked" if not (chosen & {o.get("value") for o in opts if isinstance(o, dict)}) else ""
+            )
+            items.append(
+                f'<div class="a2ui-option a2ui-none"><input type="radio" id="{_e(none_id)}" '
+                f'name="{_e(path)}" value=""{checked}><label for="{_e(none_id)}">No answer</label></div>'
+            )
         for i, o in enumerate(opts):
             if not isinstance(o, dict):
                 continue
@@ -425,16 +484,20 @@ class _Renderer:
             checked = " checked" if v in chosen else ""
             # The posted value is the option's index: any string may be an option value (even "", which
             # the "No answer" radio posts), so the value itself travels in data-a2ui-value for the script.
-            items.append(f'<div class="a2ui-option"><input type="{typ}" id="{_e(oid)}" name="{_e(path)}" '
-                         f'value="{i}" data-a2ui-value="{_e(v)}"{checked}><label for="{_e(oid)}">'
-                         f'{_e(self.s.text(o.get("label")) or v)}</label></div>')
+            items.append(
+                f'<div class="a2ui-option"><input type="{typ}" id="{_e(oid)}" name="{_e(path)}" '
+                f'value="{i}" data-a2ui-value="{_e(v)}"{checked}><label for="{_e(oid)}">'
+                f"{_e(self.s.text(o.get('label')) or v)}</label></div>"
+            )
         aria = f' aria-describedby="{_e(" ".join(described))}"' if described else ""
         aria += ' aria-invalid="true"' if invalid else ""
         aria += ' aria-required="true"' if required else ""
         role = ' role="radiogroup"' if kind == "choice" else ""
-        return (f'<fieldset class="a2ui-field a2ui-choice" id="{_e(dom)}" {wrap}{role}{aria}>'
-                f"<legend>{self.label_html(label, required)}</legend>"
-                f'<div class="a2ui-options">{"".join(items)}</div></fieldset>')
+        return (
+            f'<fieldset class="a2ui-field a2ui-choice" id="{_e(dom)}" {wrap}{role}{aria}>'
+            f"<legend>{self.label_html(label, required)}</legend>"
+            f'<div class="a2ui-options">{"".join(items)}</div></fieldset>'
+        )
 
 
 def _as_text(v: Any) -> str:
@@ -500,9 +563,13 @@ def render_surface(
     s = messages if isinstance(messages, Surface) else parse_surface(messages)
     r = _Renderer(s, id_prefix, heading_shift, hints or {})
     inner = r.render(s.root)
-    extra = "".join(f'<input type="hidden" name="{_e(k)}" value="{_e(v)}">' for k, v in (hidden or {}).items())
-    return (f'<form class="a2ui-surface" method="post" action="{_e(action)}" novalidate '
-            f'data-a2ui-surface="{_e(s.surface_id)}" data-a2ui-version="{_e(s.version)}">{extra}{inner}</form>')
+    extra = "".join(
+        f'<input type="hidden" name="{_e(k)}" value="{_e(v)}">' for k, v in (hidden or {}).items()
+    )
+    return (
+        f'<form class="a2ui-surface" method="post" action="{_e(action)}" novalidate '
+        f'data-a2ui-surface="{_e(s.surface_id)}" data-a2ui-version="{_e(s.version)}">{extra}{inner}</form>'
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -513,14 +580,21 @@ def render_surface(
 def _option(node: Node | None, posted: str) -> str:
     """A posted option index -> that option's value (anything else is passed on, to be refused as such)."""
     opts = node.props.get("options") if node is not None else None
-    if isinstance(opts, list) and posted.isdigit() and int(posted) < len(opts) and isinstance(opts[int(posted)], dict):
+    if (
+        isinstance(opts, list)
+        and posted.isdigit()
+        and int(posted) < len(opts)
+        and isinstance(opts[int(posted)], dict)
+    ):
         value = opts[int(posted)].get("value")
         if isinstance(value, str):
             return value
     return posted
 
 
-def form_to_event(messages: Sequence[Any] | Surface, form: Sequence[tuple[str, str]], *, timestamp: str) -> dict[str, Any]:
+def form_to_event(
+    messages: Sequence[Any] | Surface, form: Sequence[tuple[str, str]], *, timestamp: str
+) -> dict[str, Any]:
     """The action event a renderer would send for this form post (``a2ui_source`` names the button).
 
     Values are sent as a renderer holds them (text as typed, choices as lists, checkboxes as booleans);
@@ -552,8 +626,13 @@ def form_to_event(messages: Sequence[Any] | Surface, form: Sequence[tuple[str, s
             context[key] = [_option(node, g) for g in got if g != ""]
         else:
             context[key] = got[-1] if got else ""
-    body = {"name": event.get("name") if isinstance(event.get("name"), str) else source, "surfaceId": s.surface_id,
-            "sourceComponentId": source, "timestamp": timestamp, "context": context}
+    body = {
+        "name": event.get("name") if isinstance(event.get("name"), str) else source,
+        "surfaceId": s.surface_id,
+        "sourceComponentId": source,
+        "timestamp": timestamp,
+        "context": context,
+    }
     if s.version == "0.8":
         return {"userAction": body}
     return {"version": "v0.9", "action": body}

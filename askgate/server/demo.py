@@ -36,8 +36,12 @@ def demo_asks(now: datetime, *, short_deadline: float = 120.0) -> list[dict[str,
             "type": "object",
             "properties": {
                 "company": {"type": "string", "title": "Company name", "minLength": 2, "maxLength": 80},
-                "email": {"type": "string", "title": "Billing email", "format": "email",
-                          "description": "Invoices go here."},
+                "email": {
+                    "type": "string",
+                    "title": "Billing email",
+                    "format": "email",
+                    "description": "Invoices go here.",
+                },
                 "website": {"type": "string", "title": "Website", "format": "uri"},
                 "start": {"type": "string", "title": "Contract start", "format": "date"},
                 "kickoff": {"type": "string", "title": "Kick-off meeting", "format": "date-time"},
@@ -45,24 +49,40 @@ def demo_asks(now: datetime, *, short_deadline: float = 120.0) -> list[dict[str,
                 "seats": {"type": "integer", "title": "Seats", "minimum": 1, "maximum": 50, "default": 5},
                 "priority": {"type": "integer", "title": "Priority rank", "description": "1 is the highest."},
                 "nda": {"type": "boolean", "title": "NDA signed", "default": False},
-                "tier": {"type": "string", "title": "Support tier", "enum": ["basic", "plus", "premium"],
-                         "enumNames": ["Basic", "Plus", "Premium (24/7)"], "default": "plus"},
+                "tier": {
+                    "type": "string",
+                    "title": "Support tier",
+                    "enum": ["basic", "plus", "premium"],
+                    "enumNames": ["Basic", "Plus", "Premium (24/7)"],
+                    "default": "plus",
+                },
             },
             "required": ["company", "email", "start", "seats", "tier"],
         },
     }
     mcp = {
-        "jsonrpc": "2.0", "id": 41, "method": "elicitation/create",
+        "jsonrpc": "2.0",
+        "id": 41,
+        "method": "elicitation/create",
         "params": {
             "message": "Which environments should the hotfix go to?",
             "requestedSchema": {
                 "type": "object",
                 "properties": {
-                    "targets": {"type": "array", "title": "Environments", "minItems": 1,
-                                "items": {"type": "string", "enum": ["staging", "eu-prod", "us-prod"]}},
-                    "window": {"type": "string", "title": "Maintenance window",
-                               "oneOf": [{"const": "now", "title": "Right now"},
-                                         {"const": "tonight", "title": "Tonight 22:00–23:00"}]},
+                    "targets": {
+                        "type": "array",
+                        "title": "Environments",
+                        "minItems": 1,
+                        "items": {"type": "string", "enum": ["staging", "eu-prod", "us-prod"]},
+                    },
+                    "window": {
+                        "type": "string",
+                        "title": "Maintenance window",
+                        "oneOf": [
+                            {"const": "now", "title": "Right now"},
+                            {"const": "tonight", "title": "Tonight 22:00–23:00"},
+                        ],
+                    },
                     "notes": {"type": "string", "title": "Notes for the on-call engineer", "maxLength": 500},
                 },
                 "required": ["targets", "window"],
@@ -70,21 +90,31 @@ def demo_asks(now: datetime, *, short_deadline: float = 120.0) -> list[dict[str,
         },
     }
     aqp = {
-        "protocolVersion": "2026-07-30", "queryId": str(uuid.uuid4()), "type": "feedback",
+        "protocolVersion": "2026-07-30",
+        "queryId": str(uuid.uuid4()),
+        "type": "feedback",
         "subject": {"release": "v2.4.0", "changes": 37},
         "prompt": "How confident are you in shipping release v2.4.0 today?",
         "instructions": "Pick one; the release agent waits for a majority signal.",
-        "timing": "immediate", "consentMode": "not_required",
+        "timing": "immediate",
+        "consentMode": "not_required",
         "response": {"format": "choice", "choices": ["ship it", "wait a day", "block the release"]},
-        "delivery": {"binding": "https", "endpoint": "https://release-agent.example.com/aqp/answers",
-                     "authorization": "Bearer demo-secret-never-shown"},
+        "delivery": {
+            "binding": "https",
+            "endpoint": "https://release-agent.example.com/aqp/answers",
+            "authorization": "Bearer demo-secret-never-shown",
+        },
         "expiresAt": _at(now, 6 * 3600),
     }
     aqp_consent = {
-        "protocolVersion": "2026-07-30", "queryId": str(uuid.uuid4()), "type": "survey",
+        "protocolVersion": "2026-07-30",
+        "queryId": str(uuid.uuid4()),
+        "type": "survey",
         "subject": "quarterly developer-experience survey",
         "prompt": "In one or two sentences: what slowed you down most this quarter?",
-        "timing": "immediate", "consentMode": "ask_once", "consentScope": "dx-survey-2026",
+        "timing": "immediate",
+        "consentMode": "ask_once",
+        "consentScope": "dx-survey-2026",
         "dataPolicy": "Answers are kept for 90 days, aggregated, and never attributed to you by name.",
         "response": {"format": "text", "maxLength": 600},
         "delivery": {"binding": "a2a", "endpoint": "https://survey.example.org/a2a"},
@@ -95,29 +125,48 @@ def demo_asks(now: datetime, *, short_deadline: float = 120.0) -> list[dict[str,
         "question": "Allow the deploy agent to run database migrations on prod-eu?",
         "context": "The agent wants to apply migration 0042_add_invoice_index before the hotfix.",
         "options": ["run now", "run in the maintenance window"],
-        "timeout_seconds": 1800, "timeout_disposition": "deny",
+        "timeout_seconds": 1800,
+        "timeout_disposition": "deny",
         "intent_extension": {
-            "capabilities": [{"tool": "psql", "operation": "migrate", "resource": "db://prod-eu/billing"},
-                             {"tool": "psql", "operation": "read", "resource": "db://prod-eu/billing"}],
+            "capabilities": [
+                {"tool": "psql", "operation": "migrate", "resource": "db://prod-eu/billing"},
+                {"tool": "psql", "operation": "read", "resource": "db://prod-eu/billing"},
+            ],
             "scope": "session",
             "provenance": {"provenance_id": "prov-deploy-12", "origin": "user_input", "source_id": "alice"},
         },
     }
-    acs_binding = {"session_id": "sess-deploy-7f3a", "agent_id": "deploy-agent", "step_id": "step-12",
-                   "request_id": "req-12", "method": "steps/toolCallRequest",
-                   "reasoning": "Tool psql:migrate is outside the session intent."}
+    acs_binding = {
+        "session_id": "sess-deploy-7f3a",
+        "agent_id": "deploy-agent",
+        "step_id": "step-12",
+        "request_id": "req-12",
+        "method": "steps/toolCallRequest",
+        "reasoning": "Tool psql:migrate is outside the session intent.",
+    }
     expiring = {
-        "protocolVersion": "2026-07-30", "queryId": str(uuid.uuid4()), "type": "approval",
-        "subject": {"incident": "INC-2291"}, "prompt": "Page the database on-call now?",
-        "timing": "immediate", "consentMode": "not_required",
-        "response": {"format": "boolean"}, "delivery": {"binding": "other"},
+        "protocolVersion": "2026-07-30",
+        "queryId": str(uuid.uuid4()),
+        "type": "approval",
+        "subject": {"incident": "INC-2291"},
+        "prompt": "Page the database on-call now?",
+        "timing": "immediate",
+        "consentMode": "not_required",
+        "response": {"format": "boolean"},
+        "delivery": {"binding": "other"},
         "expiresAt": _at(now, short_deadline),
     }
-    yes_no = {"message": "Is the staging environment free for load testing this afternoon?",
-              "requestedSchema": {"type": "object", "properties": {
-                  "free": {"type": "boolean", "title": "Staging is free"},
-                  "until": {"type": "string", "title": "Free until", "format": "date-time"}},
-                  "required": ["free"]}}
+    yes_no = {
+        "message": "Is the staging environment free for load testing this afternoon?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "free": {"type": "boolean", "title": "Staging is free"},
+                "until": {"type": "string", "title": "Free until", "format": "date-time"},
+            },
+            "required": ["free"],
+        },
+    }
     return [
         {"doc": expiring, "dialect": "aqp"},
         {"doc": yes_no, "dialect": "a2a-elicitation"},
@@ -129,8 +178,13 @@ def demo_asks(now: datetime, *, short_deadline: float = 120.0) -> list[dict[str,
     ]
 
 
-async def seed(db_url: str, *, respondents: tuple[str, ...] = ("alice", "bob"), short_deadline: float = 120.0,
-               asker: str = "demo-agent") -> dict[str, str]:
+async def seed(
+    db_url: str,
+    *,
+    respondents: tuple[str, ...] = ("alice", "bob"),
+    short_deadline: float = 120.0,
+    asker: str = "demo-agent",
+) -> dict[str, str]:
     """Create the tokens and the example asks; returns ``{principal: token}``."""
     from askgate.broker import Broker
 
@@ -144,8 +198,9 @@ async def seed(db_url: str, *, respondents: tuple[str, ...] = ("alice", "bob"), 
         routing = Routing(respondents=tuple(Respondent(kind="human", id=r) for r in respondents))
         for spec in demo_asks(datetime.now(UTC), short_deadline=short_deadline):
             route = None if spec["dialect"] == "acs" else routing  # an ACS ask names its own approver
-            await broker.create(spec["doc"], asker=who, dialect=spec["dialect"], binding=spec.get("binding"),
-                                routing=route)
+            await broker.create(
+                spec["doc"], asker=who, dialect=spec["dialect"], binding=spec.get("binding"), routing=route
+            )
             await asyncio.sleep(0.01)  # distinct creation times: the list is newest first
         return tokens
     finally:
@@ -156,9 +211,16 @@ async def seed(db_url: str, *, respondents: tuple[str, ...] = ("alice", "bob"), 
 def demo(
     host: Annotated[str, typer.Option(help="interface to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port")] = 8766,
-    dir: Annotated[Path | None, typer.Option("--dir", help="keep the demo database here "
-                                             "(e.g. ./.askgate-demo); default: a new temporary folder")] = None,
-    short_deadline: Annotated[float, typer.Option(help="seconds until the short-deadline ask expires")] = 120.0,
+    dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="keep the demo database here (e.g. ./.askgate-demo); default: a new temporary folder",
+        ),
+    ] = None,
+    short_deadline: Annotated[
+        float, typer.Option(help="seconds until the short-deadline ask expires")
+    ] = 120.0,
 ) -> None:
     """Serve askgate with example asks in every dialect; prints the inbox address and respondent tokens."""
     import uvicorn
@@ -178,5 +240,11 @@ def demo(
     typer.echo(f"  database: {folder / 'askgate.db'}")
     typer.echo("Sign in with a respondent token. Ctrl-C stops the demo.", err=True)
     settings = Settings.from_env(db_url=db_url, host=host, port=port, log_level="warning")
-    uvicorn.run(create_app(settings), host=host, port=port, access_log=False, log_level="warning",
-                timeout_graceful_shutdown=2)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+    )

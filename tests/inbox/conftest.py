@@ -26,8 +26,16 @@ import pytest
 from tests.conftest import REPO
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -43,8 +51,12 @@ class Server:
     proc: subprocess.Popen[str]
 
     def api(self, principal: str) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.tokens[principal]}"},
-                            timeout=10, trust_env=False)
+        return httpx.Client(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {self.tokens[principal]}"},
+            timeout=10,
+            trust_env=False,
+        )
 
     def create(self, doc: dict[str, Any], dialect: str, respondents: tuple[str, ...] = ("alice",)) -> str:
         """Create an ask as the demo's asker, offered to ``respondents``; returns its id."""
@@ -65,9 +77,25 @@ def start_demo(tmp: Path, *, short_deadline: float = 240) -> Server:
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "ASKGATE_SECRET_KEY": "inbox-tests-" + uuid.uuid4().hex}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "askgate.cli", "demo", "--port", str(port), "--dir", str(tmp),
-         "--short-deadline", str(short_deadline)],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "askgate.cli",
+            "demo",
+            "--port",
+            str(port),
+            "--dir",
+            str(tmp),
+            "--short-deadline",
+            str(short_deadline),
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     tokens: dict[str, str] = {}
     assert proc.stdout is not None
     deadline = time.monotonic() + 60

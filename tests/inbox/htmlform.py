@@ -66,12 +66,20 @@ class Doc(HTMLParser):
         return None
 
     def find(self, tag: str, **attrs: str) -> list[El]:
-        return [el for el in self.elements if el.tag == tag and all(el.attrs.get(k) == v for k, v in attrs.items())]
+        return [
+            el
+            for el in self.elements
+            if el.tag == tag and all(el.attrs.get(k) == v for k, v in attrs.items())
+        ]
 
     def controls(self) -> list[El]:
         """Inputs a person interacts with (not hidden inputs), textareas and selects."""
-        return [el for el in self.elements if el.tag in ("textarea", "select")
-                or (el.tag == "input" and el.attrs.get("type", "text") != "hidden")]
+        return [
+            el
+            for el in self.elements
+            if el.tag in ("textarea", "select")
+            or (el.tag == "input" and el.attrs.get("type", "text") != "hidden")
+        ]
 
     def label_for(self, control: El) -> str | None:
         cid = control.attrs.get("id")
@@ -122,11 +130,18 @@ class Form:
         assert els, f"no control named {name!r}"
         t = els[0].attrs.get("type", "text") if els[0].tag == "input" else els[0].tag
         if t == "radio":
-            if isinstance(value, (list, tuple)):  # a one-pick list shown as radios (v0.8 maxAllowedSelections 1)
+            if isinstance(
+                value, (list, tuple)
+            ):  # a one-pick list shown as radios (v0.8 maxAllowedSelections 1)
                 value = value[0] if value else None
             for el in els:
                 self.values[id(el)] = _shown(el) == value
-        elif t == "checkbox" and len(els) == 1 and els[0].attrs.get("value") == "true" and isinstance(value, bool):
+        elif (
+            t == "checkbox"
+            and len(els) == 1
+            and els[0].attrs.get("value") == "true"
+            and isinstance(value, bool)
+        ):
             self.values[id(els[0])] = value
         elif t == "checkbox":
             chosen = set(value)

@@ -84,7 +84,8 @@ def test_sign_in_list_filters_and_session_cookie(browser: Any, server: Server) -
     page.fill("#q", "")
     page.select_option("#f-dialect", "acs")
     assert page.locator("li.ask:visible .prompt").all_inner_texts() == [
-        "Allow the deploy agent to run database migrations on prod-eu?"]
+        "Allow the deploy agent to run database migrations on prod-eu?"
+    ]
     page.select_option("#f-dialect", "")
     page.select_option("#f-kind", "form")
     assert page.locator("li.ask:visible").count() == 3
@@ -92,23 +93,39 @@ def test_sign_in_list_filters_and_session_cookie(browser: Any, server: Server) -
 
 
 MCP_EVERY_KIND = {
-    "jsonrpc": "2.0", "id": 1, "method": "elicitation/create",
-    "params": {"message": "Every field kind", "requestedSchema": {"type": "object", "properties": {
-        "name": {"type": "string", "title": "Name", "minLength": 2},
-        "bio": {"type": "string", "title": "Bio", "maxLength": 1000},
-        "email": {"type": "string", "title": "Email", "format": "email"},
-        "site": {"type": "string", "title": "Site", "format": "uri"},
-        "day": {"type": "string", "title": "Day", "format": "date"},
-        "at": {"type": "string", "title": "At", "format": "date-time"},
-        "ratio": {"type": "number", "title": "Ratio"},
-        "count": {"type": "integer", "title": "Count"},
-        "seats": {"type": "integer", "title": "Seats", "minimum": 1, "maximum": 20, "default": 5},
-        "ok": {"type": "boolean", "title": "OK"},
-        "tier": {"type": "string", "title": "Tier", "enum": ["a", "b"]},
-        "window": {"type": "string", "title": "Window", "oneOf": [{"const": "now", "title": "Right now"},
-                                                                 {"const": "later", "title": "Later"}]},
-        "envs": {"type": "array", "title": "Envs", "items": {"type": "string", "enum": ["dev", "stg", "prd"]}},
-    }, "required": ["name", "tier"]}},
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "elicitation/create",
+    "params": {
+        "message": "Every field kind",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "title": "Name", "minLength": 2},
+                "bio": {"type": "string", "title": "Bio", "maxLength": 1000},
+                "email": {"type": "string", "title": "Email", "format": "email"},
+                "site": {"type": "string", "title": "Site", "format": "uri"},
+                "day": {"type": "string", "title": "Day", "format": "date"},
+                "at": {"type": "string", "title": "At", "format": "date-time"},
+                "ratio": {"type": "number", "title": "Ratio"},
+                "count": {"type": "integer", "title": "Count"},
+                "seats": {"type": "integer", "title": "Seats", "minimum": 1, "maximum": 20, "default": 5},
+                "ok": {"type": "boolean", "title": "OK"},
+                "tier": {"type": "string", "title": "Tier", "enum": ["a", "b"]},
+                "window": {
+                    "type": "string",
+                    "title": "Window",
+                    "oneOf": [{"const": "now", "title": "Right now"}, {"const": "later", "title": "Later"}],
+                },
+                "envs": {
+                    "type": "array",
+                    "title": "Envs",
+                    "items": {"type": "string", "enum": ["dev", "stg", "prd"]},
+                },
+            },
+            "required": ["name", "tier"],
+        },
+    },
 }
 
 
@@ -143,8 +160,10 @@ def test_answer_an_elicitation_with_every_field_kind(browser: Any, server: Serve
     page.get_by_label("Name *", exact=True).focus()
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "a2ui-f_bio"
-    outline = page.evaluate("[getComputedStyle(document.activeElement).outlineStyle,"
-                            " getComputedStyle(document.activeElement).outlineWidth]")
+    outline = page.evaluate(
+        "[getComputedStyle(document.activeElement).outlineStyle,"
+        " getComputedStyle(document.activeElement).outlineWidth]"
+    )
     assert outline[0] != "none" and float(outline[1].removesuffix("px")) >= 2
     page.get_by_role("button", name="Submit").focus()
     page.keyboard.press("Enter")  # submit from the keyboard
@@ -153,10 +172,21 @@ def test_answer_an_elicitation_with_every_field_kind(browser: Any, server: Serve
     view = server.ask(ask_id)
     assert view["state"] == "answered"
     content = view["outcome"]["value"]
-    assert content == {"name": "Ada", "bio": "Line one\nLine <two>", "email": "ada@example.org",
-                       "site": "https://ada.example.org/", "day": "2026-12-24", "at": "2026-12-24T09:30:00+01:00",
-                       "ratio": 0.25, "count": 12, "seats": 8, "ok": True, "tier": "b", "window": "later",
-                       "envs": ["dev", "prd"]}
+    assert content == {
+        "name": "Ada",
+        "bio": "Line one\nLine <two>",
+        "email": "ada@example.org",
+        "site": "https://ada.example.org/",
+        "day": "2026-12-24",
+        "at": "2026-12-24T09:30:00+01:00",
+        "ratio": 0.25,
+        "count": 12,
+        "seats": 8,
+        "ok": True,
+        "tier": "b",
+        "window": "later",
+        "envs": ["dev", "prd"],
+    }
     assert view["response"] == {"action": "accept", "content": content}  # back in the asker's dialect
     page.goto(server.url + "/inbox/history")
     row = page.locator(f"#h-{ask_id}")
@@ -194,8 +224,15 @@ def test_validation_fault_is_shown_and_corrected(browser: Any, server: Server) -
     page.wait_for_selector("#sent:not([hidden])")
     assert page.locator("#fault-summary").is_hidden()
     view = server.ask(_id_of(page))
-    assert view["outcome"]["value"] == {"company": "Acme", "email": "billing@acme.example", "start": "2027-01-01",
-                                        "budget": 12000, "seats": 5, "nda": False, "tier": "plus"}
+    assert view["outcome"]["value"] == {
+        "company": "Acme",
+        "email": "billing@acme.example",
+        "start": "2027-01-01",
+        "budget": 12000,
+        "seats": 5,
+        "nda": False,
+        "tier": "plus",
+    }
     assert view["response"] == {"action": "accept", "content": view["outcome"]["value"]}
     page.context.close()
 
@@ -210,11 +247,21 @@ def test_approve_an_acs_ask_with_an_intent_extension(browser: Any, server: Serve
     page.wait_for_selector("form.a2ui-surface")
     panel = page.locator("#acs-context")
     text = panel.inner_text()
-    for expected in ("deploy-agent", "steps/toolCallRequest", "sess-deploy-7f3a", "psql", "migrate",
-                     "db://prod-eu/billing", "this session", "deny when the time runs out"):
+    for expected in (
+        "deploy-agent",
+        "steps/toolCallRequest",
+        "sess-deploy-7f3a",
+        "psql",
+        "migrate",
+        "db://prod-eu/billing",
+        "this session",
+        "deny when the time runs out",
+    ):
         assert expected in text, expected
     surface = page.locator("form.a2ui-surface")
-    assert "psql · migrate · db://prod-eu/billing" in surface.inner_text()  # the surface itself shows the grant
+    assert (
+        "psql · migrate · db://prod-eu/billing" in surface.inner_text()
+    )  # the surface itself shows the grant
     shot(page, "approval")
     page.get_by_role("button", name="Allow").click()  # allow without an option: a fault at the option group
     page.wait_for_selector("#a2ui-f_option-err-0")
@@ -244,10 +291,22 @@ def test_new_asks_appear_and_expire_live(browser: Any, server: Server) -> None:
     page = sign_in(browser, server, "bob")
     page.evaluate("window.__noReload = true")
     prompt = f"Expiring soon {uuid.uuid4().hex[:6]}"
-    ask_id = server.create({
-        "protocolVersion": "2026-07-30", "queryId": str(uuid.uuid4()), "type": "approval", "subject": "s",
-        "prompt": prompt, "timing": "immediate", "consentMode": "not_required", "response": {"format": "boolean"},
-        "delivery": {"binding": "other"}, "expiresAt": expires_in(8)}, "aqp", ("bob",))
+    ask_id = server.create(
+        {
+            "protocolVersion": "2026-07-30",
+            "queryId": str(uuid.uuid4()),
+            "type": "approval",
+            "subject": "s",
+            "prompt": prompt,
+            "timing": "immediate",
+            "consentMode": "not_required",
+            "response": {"format": "boolean"},
+            "delivery": {"binding": "other"},
+            "expiresAt": expires_in(8),
+        },
+        "aqp",
+        ("bob",),
+    )
     item = page.locator(f"#ask-{ask_id}")
     item.wait_for(state="visible", timeout=6000)  # arrived over SSE
     assert item.locator(".prompt").inner_text() == prompt
@@ -262,8 +321,14 @@ def test_new_asks_appear_and_expire_live(browser: Any, server: Server) -> None:
 
 
 def test_two_people_race_for_one_ask(browser: Any, server: Server) -> None:
-    doc = {"message": "Who takes the pager tonight?", "requestedSchema": {"type": "object", "properties": {
-        "name": {"type": "string", "title": "Your name"}}, "required": ["name"]}}
+    doc = {
+        "message": "Who takes the pager tonight?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"name": {"type": "string", "title": "Your name"}},
+            "required": ["name"],
+        },
+    }
     ask_id = server.create(doc, "a2a-elicitation", ("alice", "bob"))
     pages = {}
     for who in ("alice", "bob"):

@@ -59,8 +59,11 @@ def _set_cookie(r: httpx.Response, name: str) -> str:
 
 
 def _an_ask(c: httpx.Client, text: str) -> str:
-    m = re.search(r'id="ask-([0-9a-f-]+)"[^>]*>\s*<a[^>]*>\s*<span class="ask-main">\s*<span class="prompt">'
-                  + re.escape(text), c.get("/").text)
+    m = re.search(
+        r'id="ask-([0-9a-f-]+)"[^>]*>\s*<a[^>]*>\s*<span class="ask-main">\s*<span class="prompt">'
+        + re.escape(text),
+        c.get("/").text,
+    )
     assert m, text
     return m.group(1)
 
@@ -90,8 +93,9 @@ def test_sign_in_needs_its_csrf_nonce_and_same_origin(srv: tuple[Server, Path]) 
         token = server.tokens["alice"]
         assert c.post("/inbox/login", data={"token": token}).status_code == 403
         assert c.post("/inbox/login", data={"token": token, "csrf": nonce + "x"}).status_code == 403
-        r = c.post("/inbox/login", data={"token": token, "csrf": nonce},
-                   headers={"Origin": "http://evil.example"})
+        r = c.post(
+            "/inbox/login", data={"token": token, "csrf": nonce}, headers={"Origin": "http://evil.example"}
+        )
         assert r.status_code == 403 and "askgate_session" not in r.headers.get("set-cookie", "")
     with _client(server) as c:  # a fresh visitor has no nonce cookie: a forged form cannot sign them in
         assert c.post("/inbox/login", data={"token": token, "csrf": nonce}).status_code == 403
@@ -102,11 +106,22 @@ def test_every_post_refuses_a_missing_or_wrong_csrf_token(srv: tuple[Server, Pat
     c, csrf = _signed_in(server, "bob")
     with closing(c):
         ask_id = _an_ask(c, "Is the staging environment free")
-        event = {"version": "v0.9", "action": {"name": "elicitation.decline", "surfaceId": f"elicit-{ask_id}",
-                                               "sourceComponentId": "btn-decline",
-                                               "timestamp": "2026-11-30T10:00:00Z", "context": {}}}
+        event = {
+            "version": "v0.9",
+            "action": {
+                "name": "elicitation.decline",
+                "surfaceId": f"elicit-{ask_id}",
+                "sourceComponentId": "btn-decline",
+                "timestamp": "2026-11-30T10:00:00Z",
+                "context": {},
+            },
+        }
         url = f"/inbox/asks/{ask_id}/action"
-        for headers in ({}, {"X-CSRF-Token": "wrong"}, {"X-CSRF-Token": csrf, "Origin": "http://evil.example"}):
+        for headers in (
+            {},
+            {"X-CSRF-Token": "wrong"},
+            {"X-CSRF-Token": csrf, "Origin": "http://evil.example"},
+        ):
             r = c.post(url, json=event, headers=headers)
             assert r.status_code == 403 and r.json()["status"] == "forbidden"
         assert c.post(url, data={"a2ui_source": "btn-decline"}).status_code == 403  # a plain form post
@@ -114,10 +129,17 @@ def test_every_post_refuses_a_missing_or_wrong_csrf_token(srv: tuple[Server, Pat
         assert c.post(f"/inbox/asks/{ask_id}/consent", data={"granted": "true"}).status_code == 403
         assert c.post("/inbox/logout", data={}).status_code == 403
         assert c.get(f"/inbox/asks/{ask_id}").status_code == 200  # nothing was answered by the refusals
-        assert "form class=\"a2ui-surface\"" in c.get(f"/inbox/asks/{ask_id}").text
+        assert 'form class="a2ui-surface"' in c.get(f"/inbox/asks/{ask_id}").text
         # a faulty event comes back as the re-rendered surface with faults, and nothing is recorded
-        bad = {"version": "v0.9", "action": {**event["action"], "name": "elicitation.accept",  # type: ignore[dict-item]
-                                             "sourceComponentId": "btn-accept", "context": {"free": [], "until": ""}}}
+        bad = {
+            "version": "v0.9",
+            "action": {
+                **event["action"],
+                "name": "elicitation.accept",  # type: ignore[dict-item]
+                "sourceComponentId": "btn-accept",
+                "context": {"free": [], "until": ""},
+            },
+        }
         r = c.post(url, json=bad, headers={"X-CSRF-Token": csrf})
         assert r.status_code == 422
         assert [f["pointer"] for f in r.json()["faults"]] == ["/form/free"]
@@ -125,7 +147,10 @@ def test_every_post_refuses_a_missing_or_wrong_csrf_token(srv: tuple[Server, Pat
         r = c.post(url, json=event, headers={"X-CSRF-Token": csrf})  # the right token: accepted
         assert r.status_code == 200 and r.json()["message"] == "Declined by bob"
         r = c.post(url, json=event, headers={"X-CSRF-Token": csrf})
-        assert r.status_code == 409 and r.json() == {"status": "taken", "message": "Already taken. Declined by bob"}
+        assert r.status_code == 409 and r.json() == {
+            "status": "taken",
+            "message": "Already taken. Declined by bob",
+        }
         assert c.post("/inbox/logout", data={"csrf": csrf}).status_code == 303
 
 
@@ -207,12 +232,15 @@ def test_the_audit_view_reports_a_tampered_chain(srv: tuple[Server, Path]) -> No
         assert 'data-verified="true"' in page and "Chain verified: 2 entries" in page
         db = sqlite3.connect(folder / "askgate.db")
         try:
-            (entry,) = db.execute("SELECT entry FROM audit_entries WHERE chain_kind='ask' AND chain_id=? AND seq=1",
-                                  (ask_id,)).fetchone()
+            (entry,) = db.execute(
+                "SELECT entry FROM audit_entries WHERE chain_kind='ask' AND chain_id=? AND seq=1", (ask_id,)
+            ).fetchone()
             doc = json.loads(entry)
             doc["timestamp"] = "2020-01-01T00:00:00Z"  # rewrite history without fixing the hashes
-            db.execute("UPDATE audit_entries SET entry=? WHERE chain_kind='ask' AND chain_id=? AND seq=1",
-                       (json.dumps(doc), ask_id))
+            db.execute(
+                "UPDATE audit_entries SET entry=? WHERE chain_kind='ask' AND chain_id=? AND seq=1",
+                (json.dumps(doc), ask_id),
+            )
             db.commit()
         finally:
             db.close()

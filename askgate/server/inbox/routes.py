@@ -38,11 +38,17 @@ from askgate.store import AskQuery
 HERE = Path(__file__).parent
 VERSION: Literal["0.9"] = "0.9"
 MAX_EVENT = 256 * 1024
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+)
 
-_env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
-                   trim_blocks=True, lstrip_blocks=True)
+_env = Environment(
+    loader=FileSystemLoader(HERE / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 
 
 def _page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
@@ -84,11 +90,16 @@ async def _form_items(request: Request) -> list[tuple[str, str]]:
 
 def _refuse_csrf(request: Request) -> Response:
     if _wants_json(request):
-        resp: Response = JSONResponse({"status": "forbidden", "message": "missing or wrong CSRF token; reload the page"},
-                                      status_code=403)
+        resp: Response = JSONResponse(
+            {"status": "forbidden", "message": "missing or wrong CSRF token; reload the page"},
+            status_code=403,
+        )
     else:
-        resp = HTMLResponse("<!doctype html><title>Refused</title><p>Refused: missing or wrong CSRF token. "
-                            '<a href="/">Reload the inbox</a>.</p>', status_code=403)
+        resp = HTMLResponse(
+            "<!doctype html><title>Refused</title><p>Refused: missing or wrong CSRF token. "
+            '<a href="/">Reload the inbox</a>.</p>',
+            status_code=403,
+        )
     _harden(resp)
     return resp
 
@@ -120,10 +131,25 @@ def build_router() -> APIRouter:
         page = await _broker(request).list_for(s.principal, AskQuery(state="delivered", limit=500))
         records = [from_row(row) for row in page.items]
         items = [views.item(rec, me, now) for rec in records if views.is_open_for(rec, me)]
-        shown = [i for i in items if (not dialect or i["dialect"] == dialect) and (not kind or i["kind"] == kind)
-                 and (not q or q.lower() in i["search"])]
-        return _page("list.html", **_base_ctx(s, "inbox"), items=shown, total=len(items), q=q, dialect=dialect,
-                     kind=kind, dialects=views.DIALECTS, kinds=views.KINDS, done=request.query_params.get("done"))
+        shown = [
+            i
+            for i in items
+            if (not dialect or i["dialect"] == dialect)
+            and (not kind or i["kind"] == kind)
+            and (not q or q.lower() in i["search"])
+        ]
+        return _page(
+            "list.html",
+            **_base_ctx(s, "inbox"),
+            items=shown,
+            total=len(items),
+            q=q,
+            dialect=dialect,
+            kind=kind,
+            dialects=views.DIALECTS,
+            kinds=views.KINDS,
+            done=request.query_params.get("done"),
+        )
 
     @r.post("/inbox/login")
     async def login(request: Request) -> Response:
@@ -159,7 +185,9 @@ def build_router() -> APIRouter:
         page = await _broker(request).list_for(s.principal, AskQuery(limit=500))
         done = [from_row(row) for row in page.items if row.terminal]
         done.sort(key=lambda rec: rec.settled_at or rec.created_at, reverse=True)
-        return _page("history.html", **_base_ctx(s, "history"), items=[views.history_item(x, now) for x in done])
+        return _page(
+            "history.html", **_base_ctx(s, "history"), items=[views.history_item(x, now) for x in done]
+        )
 
     @r.get("/inbox/asks/{ask_id}")
     async def ask_page(request: Request, ask_id: str) -> Response:
@@ -175,7 +203,9 @@ def build_router() -> APIRouter:
     async def action(request: Request, ask_id: str) -> Response:
         s = await sess.current_session(request)
         if s is None:
-            return _json_or_page(request, 401, {"status": "signed_out", "message": "Your session ended; sign in again."})
+            return _json_or_page(
+                request, 401, {"status": "signed_out", "message": "Your session ended; sign in again."}
+            )
         as_json = _wants_json(request)
         if as_json:
             given = request.headers.get(sess.CSRF_HEADER)
@@ -194,11 +224,15 @@ def build_router() -> APIRouter:
             try:
                 event = loads_strict(body)
             except AskgateError:
-                return JSONResponse({"status": "invalid", "message": "the event is not JSON"}, status_code=400)
+                return JSONResponse(
+                    {"status": "invalid", "message": "the event is not JSON"}, status_code=400
+                )
         else:
             messages = ask_to_surface(rec.ask, VERSION)
             stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-            event = form_to_event(messages, [(k, v) for k, v in items if k != sess.CSRF_FIELD], timestamp=stamp)
+            event = form_to_event(
+                messages, [(k, v) for k, v in items if k != sess.CSRF_FIELD], timestamp=stamp
+            )
         return await _submit(request, s, rec, event, as_json)
 
     @r.post("/inbox/asks/{ask_id}/consent")
@@ -231,15 +265,31 @@ def build_router() -> APIRouter:
         store = _broker(request).store
         chains = [("This ask", await store.audit_chain("ask", ask_id))]
         if rec.ask.session_id:
-            chains.append((f"Session {rec.ask.session_id}", await store.audit_chain("session", rec.ask.session_id)))
+            chains.append(
+                (f"Session {rec.ask.session_id}", await store.audit_chain("session", rec.ask.session_id))
+            )
         shown = []
         for title, entries in chains:
             v = verify_chain(entries)
-            shown.append({"title": title, "ok": v.ok, "first_bad": v.first_bad, "reason": v.reason,
-                          "head": v.head, "entries": [_entry_row(e, own_ask=title == "This ask") for e in entries]})
-        return _page("audit.html", **_base_ctx(s, "history"), ask=views.history_item(rec, _now(request))
-                     if rec.terminal else views.item(rec, s.principal.id, _now(request)), chains=shown,
-                     terminal=rec.terminal)
+            shown.append(
+                {
+                    "title": title,
+                    "ok": v.ok,
+                    "first_bad": v.first_bad,
+                    "reason": v.reason,
+                    "head": v.head,
+                    "entries": [_entry_row(e, own_ask=title == "This ask") for e in entries],
+                }
+            )
+        return _page(
+            "audit.html",
+            **_base_ctx(s, "history"),
+            ask=views.history_item(rec, _now(request))
+            if rec.terminal
+            else views.item(rec, s.principal.id, _now(request)),
+            chains=shown,
+            terminal=rec.terminal,
+        )
 
     @r.get("/inbox/events")
     async def events(request: Request) -> Response:
@@ -265,14 +315,33 @@ def build_router() -> APIRouter:
                     if views.is_open_for(rec, me):
                         item = views.item(rec, me, broker.clock())
                         html = _env.get_template("_item.html").render(i=item)
-                        yield {"event": "upsert", "id": f"{rec.id}:{rec.version}",
-                               "data": json.dumps({"id": rec.id, "version": rec.version, "html": html,
-                                                   "item": {k: item[k] for k in ("dialect", "kind", "search")}})}
+                        yield {
+                            "event": "upsert",
+                            "id": f"{rec.id}:{rec.version}",
+                            "data": json.dumps(
+                                {
+                                    "id": rec.id,
+                                    "version": rec.version,
+                                    "html": html,
+                                    "item": {k: item[k] for k in ("dialect", "kind", "search")},
+                                }
+                            ),
+                        }
                     else:
-                        yield {"event": "remove", "id": f"{rec.id}:{rec.version}",
-                               "data": json.dumps({"id": rec.id, "state": rec.state.value, "terminal": rec.terminal,
-                                                   "message": views.settled_text(rec) if rec.terminal else
-                                                   "You have answered this ask."})}
+                        yield {
+                            "event": "remove",
+                            "id": f"{rec.id}:{rec.version}",
+                            "data": json.dumps(
+                                {
+                                    "id": rec.id,
+                                    "state": rec.state.value,
+                                    "terminal": rec.terminal,
+                                    "message": views.settled_text(rec)
+                                    if rec.terminal
+                                    else "You have answered this ask.",
+                                }
+                            ),
+                        }
 
         resp = EventSourceResponse(stream(), ping=10)
         resp.headers["Cache-Control"] = "no-store"
@@ -291,8 +360,10 @@ def _login_page(request: Request, error: str | None, status: int = 200) -> HTMLR
 def _json_or_page(request: Request, status: int, body: dict[str, Any]) -> Response:
     if _wants_json(request):
         return JSONResponse(body, status_code=status)
-    resp = HTMLResponse(f'<!doctype html><title>askgate</title><p>{body["message"]} <a href="/">Back to the inbox</a>'
-                        "</p>", status_code=status)
+    resp = HTMLResponse(
+        f'<!doctype html><title>askgate</title><p>{body["message"]} <a href="/">Back to the inbox</a></p>',
+        status_code=status,
+    )
     _harden(resp)
     return resp
 
@@ -300,24 +371,47 @@ def _json_or_page(request: Request, status: int, body: dict[str, Any]) -> Respon
 def _entry_row(e: dict[str, Any], *, own_ask: bool) -> dict[str, Any]:
     """One audit entry for display; in the ask's own chain its (repeated) ask id is left out."""
     hidden = {"entry_hash", "previous_hash", "entry_id", "step_id", "step_type", "timestamp"} | (
-        {"ask_id"} if own_ask else set())
+        {"ask_id"} if own_ask else set()
+    )
     data = {k: v for k, v in e.items() if k not in hidden}
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
-    return {"id": e.get("entry_id"), "step_type": e.get("step_type"), "timestamp": e.get("timestamp"),
-            "hash": str(e.get("entry_hash", ""))[:16], "previous": str(e.get("previous_hash") or "")[:16],
-            "data": text if len(text) <= 400 else text[:399] + "…"}
+    return {
+        "id": e.get("entry_id"),
+        "step_type": e.get("step_type"),
+        "timestamp": e.get("timestamp"),
+        "hash": str(e.get("entry_hash", ""))[:16],
+        "previous": str(e.get("previous_hash") or "")[:16],
+        "data": text if len(text) <= 400 else text[:399] + "…",
+    }
 
 
-def _surface_html(rec: AskRecord, s: sess.Session, *, values: dict[str, Any] | None = None,
-                  faults: list[Fault] | tuple[Fault, ...] = ()) -> str:
+def _surface_html(
+    rec: AskRecord,
+    s: sess.Session,
+    *,
+    values: dict[str, Any] | None = None,
+    faults: list[Fault] | tuple[Fault, ...] = (),
+) -> str:
     messages = ask_to_surface(rec.ask, VERSION, values=values, faults=faults)
-    return render_surface(messages, action=f"/inbox/asks/{rec.id}/action", hidden={sess.CSRF_FIELD: s.csrf},
-                          heading_shift=-1, hints=views.field_hints(rec))
+    return render_surface(
+        messages,
+        action=f"/inbox/asks/{rec.id}/action",
+        hidden={sess.CSRF_FIELD: s.csrf},
+        heading_shift=-1,
+        hints=views.field_hints(rec),
+    )
 
 
-async def _ask_response(request: Request, s: sess.Session, rec: AskRecord, *, values: dict[str, Any] | None = None,
-                        faults: list[Fault] | tuple[Fault, ...] = (), notice: str | None = None,
-                        status: int = 200) -> Response:
+async def _ask_response(
+    request: Request,
+    s: sess.Session,
+    rec: AskRecord,
+    *,
+    values: dict[str, Any] | None = None,
+    faults: list[Fault] | tuple[Fault, ...] = (),
+    notice: str | None = None,
+    status: int = 200,
+) -> Response:
     me, now = s.principal.id, _now(request)
     consent_needed = rec.consent_of(me) == "pending" and not rec.terminal
     open_ = views.is_open_for(rec, me)
@@ -325,13 +419,25 @@ async def _ask_response(request: Request, s: sess.Session, rec: AskRecord, *, va
     if rec.ask.session_id and rec.ask.spec.kind == "approval":
         intent = await _broker(request).store.get_intent(rec.ask.session_id)
     surface = _surface_html(rec, s, values=values, faults=faults) if open_ and not consent_needed else None
-    return _page("ask.html", status, **_base_ctx(s, "inbox"), i=views.item(rec, me, now), rec=rec,
-                 surface=surface, consent_needed=consent_needed, open=open_,
-                 settled=views.settled_text(rec) if rec.terminal else ("You have answered this ask." if not open_
-                                                                      else None),
-                 approval=views.approval_panel(rec, intent), aqp=views.consent_panel(rec),
-                 subject=views.subject_text(rec.ask), details=rec.ask.details, notice=notice,
-                 has_faults=bool(faults))
+    return _page(
+        "ask.html",
+        status,
+        **_base_ctx(s, "inbox"),
+        i=views.item(rec, me, now),
+        rec=rec,
+        surface=surface,
+        consent_needed=consent_needed,
+        open=open_,
+        settled=views.settled_text(rec)
+        if rec.terminal
+        else ("You have answered this ask." if not open_ else None),
+        approval=views.approval_panel(rec, intent),
+        aqp=views.consent_panel(rec),
+        subject=views.subject_text(rec.ask),
+        details=rec.ask.details,
+        notice=notice,
+        has_faults=bool(faults),
+    )
 
 
 async def _submit(request: Request, s: sess.Session, rec: AskRecord, event: Any, as_json: bool) -> Response:
@@ -349,13 +455,21 @@ async def _submit(request: Request, s: sess.Session, rec: AskRecord, event: Any,
     except BrokerError as exc:
         if exc.status == 409:
             current = await _record_for(request, rec.id, s.principal.id) or rec
-            msg = "Already taken. " + views.settled_text(current) if current.terminal else (exc.detail or exc.title)
+            msg = (
+                "Already taken. " + views.settled_text(current)
+                if current.terminal
+                else (exc.detail or exc.title)
+            )
             if as_json:
                 return JSONResponse({"status": "taken", "message": msg}, status_code=409)
             return await _ask_response(request, s, current, notice=msg, status=409)
         if exc.status == 422 and exc.faults:
-            faults = [f if f.pointer.startswith("/form") else Fault("/form" + f.pointer.removeprefix("/value"),
-                                                                     f.message, f.rule) for f in exc.faults]
+            faults = [
+                f
+                if f.pointer.startswith("/form")
+                else Fault("/form" + f.pointer.removeprefix("/value"), f.message, f.rule)
+                for f in exc.faults
+            ]
             return await _faulted(request, s, rec, typed_values(event, VERSION), faults, as_json)
         msg = exc.detail or exc.title
         if as_json:
@@ -363,18 +477,35 @@ async def _submit(request: Request, s: sess.Session, rec: AskRecord, event: Any,
         return await _ask_response(request, s, rec, notice=msg, status=exc.status)
     text = views.settled_text(done) if done.terminal else "Your answer is recorded."
     if as_json:
-        return JSONResponse({"status": "answered", "message": text, "state": done.state.value,
-                             "audit": f"/inbox/asks/{done.id}/audit"})
+        return JSONResponse(
+            {
+                "status": "answered",
+                "message": text,
+                "state": done.state.value,
+                "audit": f"/inbox/asks/{done.id}/audit",
+            }
+        )
     return _see_other(f"/?done={done.id}")
 
 
-async def _faulted(request: Request, s: sess.Session, rec: AskRecord, values: dict[str, Any], faults: list[Fault],
-                   as_json: bool) -> Response:
+async def _faulted(
+    request: Request,
+    s: sess.Session,
+    rec: AskRecord,
+    values: dict[str, Any],
+    faults: list[Fault],
+    as_json: bool,
+) -> Response:
     if as_json:
         html = _surface_html(rec, s, values=values, faults=faults)
-        return JSONResponse({"status": "invalid", "html": html,
-                             "faults": [{"pointer": f.pointer, "message": f.message, "rule": f.rule} for f in faults]},
-                            status_code=422)
+        return JSONResponse(
+            {
+                "status": "invalid",
+                "html": html,
+                "faults": [{"pointer": f.pointer, "message": f.message, "rule": f.rule} for f in faults],
+            },
+            status_code=422,
+        )
     return await _ask_response(request, s, rec, values=values, faults=faults, status=422)
 
 

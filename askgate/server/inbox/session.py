@@ -40,8 +40,9 @@ def _secure(request: Request) -> bool:
 
 
 def _set(response: Response, request: Request, name: str, value: str, max_age: int | None) -> None:
-    response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="lax", secure=_secure(request),
-                        path="/")
+    response.set_cookie(
+        name, value, max_age=max_age, httponly=True, samesite="lax", secure=_secure(request), path="/"
+    )
 
 
 async def start_session(request: Request, response: Response, token: str) -> str:
@@ -113,5 +114,8 @@ def same_origin(request: Request) -> bool:
     origin = request.headers.get("origin")
     if origin is None or origin == "null":
         return origin is None
-    hosts = {request.headers.get("host", ""), request.headers.get("x-forwarded-host", "").split(",")[0].strip()}
+    hosts = {
+        request.headers.get("host", ""),
+        request.headers.get("x-forwarded-host", "").split(",")[0].strip(),
+    }
     return origin.split("://", 1)[-1] in hosts - {""}

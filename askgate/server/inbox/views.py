@@ -22,8 +22,14 @@ DIALECTS = {
     "acs": "ACS approval",
     "canonical": "askgate",
 }
-KINDS = {"form": "form", "text": "text", "choice": "choice", "yes_no": "yes / no", "number": "number",
-         "approval": "approval"}
+KINDS = {
+    "form": "form",
+    "text": "text",
+    "choice": "choice",
+    "yes_no": "yes / no",
+    "number": "number",
+    "approval": "approval",
+}
 URGENT_SECONDS = 5 * 60
 SOON_SECONDS = 60 * 60
 OPEN_STATES = ("delivered", "pending")
@@ -67,14 +73,28 @@ def item(record: AskRecord, me: str, now: datetime) -> dict[str, Any]:
         "deadline_at": iso(record.deadline_at),
         "urgency": urgency(record, now),
         "consent_needed": record.consent_of(me) == "pending",
-        "search": " ".join(x for x in (ask.prompt, ask.details or "", asker_of(ask), ask.purpose or "",
-                                       DIALECTS.get(ask.dialect.value, "")) if x).lower(),
+        "search": " ".join(
+            x
+            for x in (
+                ask.prompt,
+                ask.details or "",
+                asker_of(ask),
+                ask.purpose or "",
+                DIALECTS.get(ask.dialect.value, ""),
+            )
+            if x
+        ).lower(),
     }
 
 
 def is_open_for(record: AskRecord, me: str) -> bool:
-    return not record.terminal and record.state.value in OPEN_STATES and me in record.offered_to \
-        and record.consent_of(me) != "refused" and not any(v.respondent_id == me for v in record.votes)
+    return (
+        not record.terminal
+        and record.state.value in OPEN_STATES
+        and me in record.offered_to
+        and record.consent_of(me) != "refused"
+        and not any(v.respondent_id == me for v in record.votes)
+    )
 
 
 def settled_text(record: AskRecord) -> str:
@@ -137,8 +157,9 @@ def history_item(record: AskRecord, now: datetime) -> dict[str, Any]:
         "dialect_label": DIALECTS.get(record.ask.dialect.value, record.ask.dialect.value),
         "state": record.state.value,
         "outcome": outcome.outcome if outcome is not None else None,
-        "by": outcome.respondent.id if outcome is not None and outcome.respondent is not None else
-        (record.settled_by or ""),
+        "by": outcome.respondent.id
+        if outcome is not None and outcome.respondent is not None
+        else (record.settled_by or ""),
         "how": describe_value(outcome.value) if outcome is not None else "",
         "summary": settled_text(record),
         "settled_at": iso(record.settled_at),
@@ -157,8 +178,14 @@ def approval_panel(record: AskRecord, session_intent: list[dict[str, Any]] | Non
     if ext is not None:
         for c in ext.capabilities:
             d = c.model_dump(exclude_none=True)
-            caps.append({"tool": d.pop("tool", None), "operation": d.pop("operation", None),
-                         "resource": d.pop("resource", None), "other": ", ".join(f"{k}={v}" for k, v in d.items())})
+            caps.append(
+                {
+                    "tool": d.pop("tool", None),
+                    "operation": d.pop("operation", None),
+                    "resource": d.pop("resource", None),
+                    "other": ", ".join(f"{k}={v}" for k, v in d.items()),
+                }
+            )
     binding = [(k, b[k]) for k in ("agent_id", "method", "step_id", "request_id", "request_hash") if b.get(k)]
     return {
         "agent": b.get("agent_id") or ask.asker,
@@ -168,7 +195,9 @@ def approval_panel(record: AskRecord, session_intent: list[dict[str, Any]] | Non
         "options": list(ask.spec.options),
         "capabilities": caps,
         "scope": ext.scope if ext is not None else None,
-        "provenance": json.dumps(ext.provenance, ensure_ascii=False) if ext is not None and ext.provenance else None,
+        "provenance": json.dumps(ext.provenance, ensure_ascii=False)
+        if ext is not None and ext.provenance
+        else None,
         "session_intent": session_intent or [],
         "on_timeout": ask.deadline.on_timeout if ask.deadline.on_timeout in ("allow", "deny") else "deny",
     }
@@ -183,7 +212,7 @@ def consent_panel(record: AskRecord) -> dict[str, Any] | None:
     remembered = {
         "not_required": "No consent step: answering is enough.",
         "ask_once": f"Your consent is asked once and remembered for “{ask.consent.scope or '(no scope)'}”: "
-                    "later asks with this scope will not ask again.",
+        "later asks with this scope will not ask again.",
         "ask_always": "Your consent is asked every time and never remembered.",
     }[mode]
     d = ask.delivery
@@ -193,8 +222,13 @@ def consent_panel(record: AskRecord) -> dict[str, Any] | None:
             host = urlsplit(d.endpoint).hostname
         except ValueError:
             host = None
-    goes = {"reply": "back to the asker on the channel it came from", "https": "posted over HTTPS",
-            "mcp": "returned over MCP", "a2a": "returned over A2A", "other": "handed back by the asker's own means"}
+    goes = {
+        "reply": "back to the asker on the channel it came from",
+        "https": "posted over HTTPS",
+        "mcp": "returned over MCP",
+        "a2a": "returned over A2A",
+        "other": "handed back by the asker's own means",
+    }
     timing = {
         "immediate": "released to the asker as soon as you answer",
         "after_outcome_known": "held until the outcome is known",
@@ -228,4 +262,6 @@ def field_hints(record: AskRecord) -> dict[str, dict[str, Any]]:
 def subject_text(ask: Ask) -> str | None:
     if ask.subject is None:
         return None
-    return ask.subject if isinstance(ask.subject, str) else json.dumps(ask.subject, ensure_ascii=False, indent=2)
+    return (
+        ask.subject if isinstance(ask.subject, str) else json.dumps(ask.subject, ensure_ascii=False, indent=2)
+    )
