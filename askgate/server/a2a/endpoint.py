@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore
@@ -28,6 +27,12 @@ from askgate.protocols.a2a_carriage import EXTENSION_URI
 from askgate.server.a2a.auth import BearerBackend, ContextBuilder, auth_error
 from askgate.server.a2a.card import REST_PATH, agent_card
 from askgate.server.a2a.executor import AskgateExecutor
+from askgate.server.a2a.handler import AskgateRequestHandler
+from askgate.server.a2a.rawbody import RawMessageMiddleware
+
+
+#: A task parked in input-required leaves memory after this long; a later message reloads it from the store.
+INTERRUPTED_RELEASE_SECONDS = 300.0
 
 
 def card_json(base_url: str) -> dict[str, Any]:
@@ -41,13 +46,15 @@ def card_json(base_url: str) -> dict[str, Any]:
 
 def mount_a2a(app: FastAPI) -> None:
     executor = AskgateExecutor(app)
-    handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(),
-                                    agent_card=agent_card("http://askgate.invalid"))
+    handler = AskgateRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(),
+                                    agent_card=agent_card("http://askgate.invalid"),
+                                    interrupted_task_timeout=INTERRUPTED_RELEASE_SECONDS)
     builder = ContextBuilder()
     routes = [*create_jsonrpc_routes(handler, rpc_url="/rpc", context_builder=builder),
               *create_rest_routes(handler, context_builder=builder)]
     sub = Starlette(routes=routes, middleware=[
-        Middleware(AuthenticationMiddleware, backend=BearerBackend(app), on_error=auth_error)])
+        Middleware(AuthenticationMiddleware, backend=BearerBackend(app), on_error=auth_error),
+        Middleware(RawMessageMiddleware)])
     app.mount(REST_PATH, sub, name="a2a")
 
     async def card(request: Request) -> JSONResponse:

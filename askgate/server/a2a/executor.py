@@ -37,6 +37,7 @@ from askgate.core.model import Dialect, Respondent
 from askgate.errors import AskgateError, Fault
 from askgate.protocols import a2a_carriage as carriage
 from askgate.server.a2a.auth import principal_of
+from askgate.server.a2a.rawbody import raw_message
 from askgate.store import AskQuery, Principal
 
 log = structlog.get_logger("askgate.a2a")
@@ -51,6 +52,18 @@ _POLL = 0.25
 def to_dict(message: Any) -> dict[str, Any]:
     """A protobuf message as ProtoJSON (camelCase), numbers as the SDK gives them."""
     return json_format.MessageToDict(message)
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """The user message: ids from the SDK (it fills in the ones it generated), parts and metadata as the
+    caller wrote them (key order and integers intact) when the raw body is at hand."""
+    out = to_dict(message)
+    raw = raw_message(message.message_id)
+    if raw is not None:
+        for key in ("parts", "metadata"):
+            if key in raw:
+                out[key] = raw[key]
+    return out
 
 
 def _struct(data: dict[str, Any]) -> struct_pb2.Struct:
@@ -148,7 +161,7 @@ class AskgateExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         who = principal_of(context.call_context)
         assert context.message is not None and context.task_id and context.context_id
-        msg = to_dict(context.message)
+        msg = message_dict(context.message)
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         task = context.current_task
         if task is not None:
@@ -194,7 +207,7 @@ class AskgateExecutor(AgentExecutor):
                                                binding=request.binding, routing=request.routing,
                                                timeout_seconds=request.timeout, idempotency=idem)
         except BrokerError as exc:
-            await self._reject(context, updater, exc.detail or exc.title, exc.faults)
+            await self._reject(context, updater, exc.detail or exc.title, _broker_faults(exc))
             return
         record = created.record
         await self._enqueue_task(context, updater, {"mode": "ask", "ask_id": record.id})
@@ -328,7 +341,7 @@ class AskgateExecutor(AgentExecutor):
                 if current is not None:
                     await self._finish_answer(updater, current)
                     return
-            faults = exc.faults or [Fault("", exc.detail or exc.title, exc.code)]
+            faults = _broker_faults(exc)
             if exc.status == 403:
                 self._claimed.pop(ask_id, None)
                 await updater.reject(_agent_message(updater.task_id, updater.context_id,
@@ -368,6 +381,13 @@ class AskgateExecutor(AgentExecutor):
         if faults:
             parts.append(new_data_part({FAULTS_KEY: _faults_json(faults)}))
         await updater.reject(_agent_message(updater.task_id, updater.context_id, parts))
+
+
+def _broker_faults(exc: BrokerError) -> list[Fault]:
+    if exc.code in ("idempotency_conflict", "duplicate_query_id"):
+        return [Fault("/messageId", "this messageId was already used with a different message",
+                      "DUPLICATE_MESSAGE_ID")]
+    return list(exc.faults) or [Fault("", exc.detail or exc.title, exc.code)]
 
 
 def _task_meta(task: Task) -> dict[str, Any]:
