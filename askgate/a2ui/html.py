@@ -284,7 +284,7 @@ class _Renderer:
         self.prefix = prefix
         self.shift = heading_shift
         self.hints = hints
-        self.consumed: set[str] = set()
+        self.consumed: set[str] = set()  # label Texts shown as their input's label, and everything rendered once
         for n in s.nodes.values():
             if (
                 n.type in ("MultipleChoice", "DateTimeInput")
@@ -311,6 +311,7 @@ class _Renderer:
         node = self.s.nodes.get(cid)
         if node is None or cid in seen or depth > _MAX_DEPTH or cid in self.consumed:
             return ""
+        self.consumed.add(cid)  # a component appears once: a second reference (or a cycle) renders nothing
         seen = seen | {cid}
         t, p = node.type, node.props
         if t in ("Column", "Row", "List"):

@@ -428,5 +428,7 @@ def test_the_renderer_never_fails_on_odd_messages(messages: list[Any], form: lis
     html = render_surface(messages)
     doc = Doc(html)
     assert len(doc.find("form")) == 1 and not doc.find("script")
+    ids = [el.attrs["id"] for el in doc.elements if "id" in el.attrs]
+    assert len(ids) == len(set(ids))  # shared children and cycles never duplicate an element
     event = form_to_event(messages, form, timestamp=STAMP)
     assert set(event) in ({"version", "action"}, {"userAction"})
