@@ -199,3 +199,14 @@ async def test_openapi_lists_the_endpoints(api: Api) -> None:
     for path in ("/v1/asks", "/v1/asks/{ask_id}", "/v1/asks/{ask_id}/answer", "/v1/asks/{ask_id}/wait",
                  "/v1/asks/{ask_id}/events", "/v1/asks/{ask_id}/audit", "/v1/consents", "/v1/asks/{ask_id}/callbacks"):
         assert path in spec["paths"]
+
+
+async def test_an_unexpected_error_is_a_bare_500_problem(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def boom(*_a: object, **_k: object) -> None:
+        raise RuntimeError("internal detail that must not leak")
+
+    monkeypatch.setattr(api.app.state.broker, "list_for", boom)
+    async with api.client("agent") as agent:
+        r = await agent.get("/v1/asks")
+    body = assert_problem(r, 500, "internal")
+    assert "internal detail" not in r.text and "RuntimeError" not in r.text and body["faults"] == []
