@@ -90,6 +90,14 @@ class A2AReply:
         return {"parts": texts}
 
 
+def describe(exc: BaseException) -> str:
+    """An error as ``Type`` plus the HTTP status if any: never URLs (they may carry tokens) or bodies."""
+    import re
+
+    found = re.search(r"HTTP Error (\d{3})", str(exc))
+    return f"{type(exc).__name__}" + (f": HTTP Error {found.group(1)}" if found else "")
+
+
 def _proto_message(message: Mapping[str, Any] | Message) -> Message:
     if isinstance(message, Message):
         return message
@@ -111,8 +119,8 @@ async def resolve_card(http: httpx.AsyncClient, endpoint: str) -> AgentCard:
         try:
             return await A2ACardResolver(http, base).get_agent_card()
         except Exception as exc:  # noqa: BLE001 - the SDK wraps HTTP, JSON and refusal errors alike
-            tried.append(f"{type(exc).__name__}")
-    raise A2ASendError(f"no agent card at {endpoint} ({', '.join(tried)})")
+            tried.append(describe(exc))
+    raise A2ASendError(f"no agent card at host {httpx.URL(endpoint).host} ({'; '.join(tried)})")
 
 
 @contextlib.asynccontextmanager
@@ -160,7 +168,7 @@ async def send_with(client: Client, message: Mapping[str, Any] | Message, *,
     except A2ASendError:
         raise
     except Exception as exc:  # noqa: BLE001 - transport, refusal and A2A errors: reported, never raised raw
-        raise A2ASendError(f"sending failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+        raise A2ASendError(f"sending failed: {describe(exc)}") from None
     if last is None:
         raise A2ASendError("the agent returned nothing")
     return last
@@ -185,7 +193,7 @@ async def send_a2a_message(endpoint: str, message: Mapping[str, Any] | Message, 
     except A2ASendError:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise A2ASendError(f"A2A call failed: {type(exc).__name__}") from None
+        raise A2ASendError(f"A2A call failed: {describe(exc)}") from None
 
 
 async def follow(client: Client, reply: A2AReply, *, until: datetime | None, poll: float = POLL_SECONDS) -> A2AReply:
@@ -197,7 +205,7 @@ async def follow(client: Client, reply: A2AReply, *, until: datetime | None, pol
         try:
             task = await client.get_task(GetTaskRequest(id=reply.task_id or ""))
         except Exception as exc:  # noqa: BLE001
-            raise A2ASendError(f"polling the task failed: {type(exc).__name__}") from None
+            raise A2ASendError(f"polling the task failed: {describe(exc)}") from None
         reply = A2AReply(task=json_format.MessageToDict(task))
     return reply
 

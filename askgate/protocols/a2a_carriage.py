@@ -116,7 +116,7 @@ def narrow_numbers(value: Any) -> Any:
 
 def data_payload(parts: list[dict[str, Any]], key: str) -> tuple[bool, Any, int]:
     """The value under ``key`` in the first data part holding it: ``(found, value, part index)``."""
-    for i, part in enumerate(parts or []):
+    for i, part in enumerate(parts if isinstance(parts, list) else []):
         data = part.get("data") if isinstance(part, dict) else None
         if isinstance(data, dict) and key in data:
             return True, narrow_numbers(data[key]), i
@@ -124,7 +124,8 @@ def data_payload(parts: list[dict[str, Any]], key: str) -> tuple[bool, Any, int]
 
 
 def text_of(parts: list[dict[str, Any]]) -> str:
-    return "\n".join(p["text"] for p in parts or [] if isinstance(p, dict) and isinstance(p.get("text"), str))
+    items = parts if isinstance(parts, list) else []
+    return "\n".join(p["text"] for p in items if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
 def response_from_text(ask: Ask, text: str) -> dict[str, Any]:
@@ -204,7 +205,10 @@ def check_response(ask: Ask, response: Any) -> Answer:
 def answer_from_message(ask: Ask, message: dict[str, Any]) -> tuple[Answer, bool]:
     """The answer a message carries: ``(answer, typed)`` where ``typed`` says the ``elicitation/v1``
     data part was used (else the text fallback was read)."""
-    parts = message.get("parts") or []
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(parts, list):
+        raise AskgateError("no answer", [Fault("/parts", "a message must have a list of parts", "type")],
+                           code="invalid_answer")
     found, payload, index = data_payload(parts, PAYLOAD_KEY)
     if found:
         try:
