@@ -377,7 +377,8 @@ class StreamParser:
                             self._on_quote(s, j)
                         if self._str_escaped or (buf.length - self._str_start - 2) in _KEY_LENGTHS:
                             self._on_string_closed()
-                        self._sniff_due = True
+                        if self._latest_dirty:  # a surfaceId / root value may have just completed
+                            self._sniff_due = True
                 elif c == "\\":
                     self._esc = True
                     self._str_escaped = True
@@ -390,7 +391,8 @@ class StreamParser:
                     self._str_start = buf.length - 1
                     if j == 0 or s[j - 1] in _TERM_ENDS:
                         self._on_quote(s, j)
-                    self._sniff_due = True
+                    if self._latest_dirty:
+                        self._sniff_due = True
                 else:
                     self._str_start = -1
             elif c == "{":
