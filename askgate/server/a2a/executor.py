@@ -298,7 +298,13 @@ class AskgateExecutor(AgentExecutor):
             return False
         if any(v.respondent_id == who.id for v in record.votes):
             return False
-        return record.consent_of(who.id) in (None, "not_required", "granted_now", "stored_grant")
+        if record.consent_of(who.id) not in (None, "not_required", "granted_now", "stored_grant"):
+            return False
+        try:
+            carriage.request_for(record.ask)  # what elicitation/v1 cannot carry cannot be answered here either
+        except AskgateError:
+            return False
+        return True
 
     def _max_wait(self) -> float:
         settings = getattr(self.main_app.state, "settings", None)
