@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+# Run as a script, this folder is sys.path[0]; bench/a2ui.py would then shadow the a2ui-core package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 

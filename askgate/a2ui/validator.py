@@ -17,6 +17,7 @@ reference SDK's on the suite payloads and on generated ones.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import posixpath
 from typing import Any, Callable, Iterable
@@ -38,7 +39,7 @@ from askgate.a2ui.integrity import (
     limits_ok,
 )
 
-__all__ = ["A2uiValidator", "DRAFT_2020_12", "BASE_SCHEMA_URL"]
+__all__ = ["A2uiValidator", "DRAFT_2020_12", "BASE_SCHEMA_URL", "SCHEMA_STEP_BUDGET", "TOO_COSTLY"]
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 BASE_SCHEMA_URL = "https://a2ui.org/"
@@ -59,6 +60,43 @@ _SCHEMA_FAULTS: tuple[type[BaseException], ...] = (
     RecursionError,
     TypeError,
     KeyError,
+)
+
+
+# ---- a bounded error report ----------------------------------------------------------------------
+#
+# Some schema/payload pairs make jsonschema's error collection exponential: in the v0.9 basic catalog every
+# function-call argument may itself be any function call, so five nested calls to unknown functions cost
+# minutes (the reference SDK hangs the same way). jsonschema-rs settles the verdict at once; only the
+# *explanation* needs jsonschema, so it runs on a budget of keyword evaluations and, past it, the payload is
+# rejected with TOO_COSTLY instead of an explanation.
+
+SCHEMA_STEP_BUDGET = 20_000
+TOO_COSTLY = (f"Validation failed: the payload does not match the schema, and explaining why would take more "
+              f"than {SCHEMA_STEP_BUDGET} schema steps")
+_BUDGET: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("a2ui_schema_budget", default=None)
+
+
+class _OverBudget(Exception):
+    """Raised inside jsonschema when the current error report used up its budget."""
+
+
+def _metered(keyword: Callable[..., Any]) -> Callable[..., Any]:
+    def run(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        left = _BUDGET.get()
+        if left is not None:
+            left[0] -= 1
+            if left[0] < 0:
+                raise _OverBudget
+        return keyword(validator, value, instance, schema)
+
+    return run
+
+
+# Same keywords, same messages; each keyword evaluation is counted against the current budget.
+_MeteredDraft202012 = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    {name: _metered(fn) for name, fn in jsonschema.Draft202012Validator.VALIDATORS.items()},
 )
 
 
@@ -133,11 +171,17 @@ class _Compiled:
 
     def errors(self, instance: Any) -> list[jsonschema.ValidationError]:
         if self._py is None:
-            self._py = jsonschema.Draft202012Validator(self.schema, registry=self._registry)
+            self._py = _MeteredDraft202012(self.schema, registry=self._registry)
+        token = _BUDGET.set([SCHEMA_STEP_BUDGET]) if _BUDGET.get() is None else None
         try:
             return list(self._py.iter_errors(instance))
+        except _OverBudget:
+            raise ValidationError(TOO_COSTLY) from None
         except _SCHEMA_FAULTS as exc:
             raise CompileError(f"A2UI schema cannot be used: {exc}") from exc
+        finally:
+            if token is not None:
+                _BUDGET.reset(token)
 
     def is_valid(self, instance: Any) -> bool:
         fast = self._fast()
@@ -262,10 +306,14 @@ class A2uiValidator:
         dangling references and orphans are tolerated even when the payload has a start message.
         """
         messages = payload if isinstance(payload, list) else [payload]
-        if self.version == "0.9":
-            self._schema_v09(messages)
-        else:
-            self._schema_v08(messages)
+        token = _BUDGET.set([SCHEMA_STEP_BUDGET])  # one budget for every explanation of this payload
+        try:
+            if self.version == "0.9":
+                self._schema_v09(messages)
+            else:
+                self._schema_v08(messages)
+        finally:
+            _BUDGET.reset(token)
         self._integrity(messages, strict_integrity)
 
     def is_valid_partial(self, payload: dict[str, Any] | list[Any]) -> bool:

@@ -24,7 +24,7 @@ from askgate.a2ui.errors import (
     ValidationError,
 )
 from askgate.a2ui.integrity import check_limits_and_paths, is_valid_path, limits_ok
-from askgate.a2ui.validator import A2uiValidator
+from askgate.a2ui.validator import TOO_COSTLY, A2uiValidator
 from askgate.errors import AskgateError
 from tests.a2ui.validator_corpus import mutated, valid_payload
 from tests.support.scale import examples
@@ -246,3 +246,17 @@ def test_arbitrary_json_only_a2ui_errors(pair: Any, payload: Any, version: str) 
     fast = outcome(pair[version][0], copy.deepcopy(payload))
     slow = outcome(pair[version][1], payload)
     assert fast == slow
+
+
+def test_costly_explanations_are_cut_short(basic: dict[str, A2uiCatalog], pair: Any) -> None:
+    """Six nested calls to unknown functions in a v0.9 Button: jsonschema's report would be exponential."""
+    node: Any = {"call": "f", "args": {}}
+    for i in range(6):
+        node = {"call": f"f{i}", "args": {"value": node}}
+    payload = [{"version": "v0.9", "updateComponents": {"surfaceId": "s", "components": [
+        {"id": "root", "component": "Button", "child": "t", "action": {"functionCall": node}},
+        {"id": "t", "component": "Text", "text": "go"}]}}]
+    for validator in pair["0.9"]:
+        with pytest.raises(ValidationError) as info:
+            validator.validate(payload)
+        assert str(info.value) == TOO_COSTLY

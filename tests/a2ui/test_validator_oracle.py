@@ -13,7 +13,6 @@ bench's invalid payloads, and seeded mutations of generated surfaces on both bas
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,11 @@ from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.errors import A2uiError
 from askgate.a2ui.validator import A2uiValidator
 from askgate.conformance.runner import collect_file
-from tests.a2ui.validator_corpus import mutated
+from tests.a2ui.validator_corpus import load_bench, mutated, mutated_zoo
 from tests.support.a2ui_reference import run_reference
 from tests.support.scale import examples
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
-from a2ui_validator_bench import invalid_payloads  # noqa: E402
+invalid_payloads = load_bench().invalid_payloads
 
 REFERENCE_SCRIPT = r"""
 import json, sys
@@ -77,9 +74,11 @@ def _corpus(shared: Path) -> tuple[list[A2uiCatalog], list[dict[str, Any]]]:
         cid = basic.catalog_id or ""
         for n, payload in enumerate(invalid_payloads(version, cid)):
             items.append({"catalog": idx, "payload": payload, "origin": f"bench invalid {version} #{n}"})
-        for seed in range(examples(400)):
-            items.append({"catalog": idx, "payload": mutated(version, cid, seed), "origin": f"mutated {version} "
-                                                                                               f"seed={seed}"})
+        for seed in range(examples(300)):
+            items.append({"catalog": idx, "payload": mutated(version, cid, seed),
+                          "origin": f"mutated {version} seed={seed}"})
+            items.append({"catalog": idx, "payload": mutated_zoo(version, cid, seed),
+                          "origin": f"mutated zoo {version} seed={seed}"})
     return catalogs, items
 
 
