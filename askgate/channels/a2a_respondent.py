@@ -310,6 +310,7 @@ class A2ARespondents(BrokerPlugin):
         self._identities = identities
         self.broker: Any = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._inflight: set[tuple[str, str]] = set()  # (ask id, respondent id) being asked right now
         self._stopped = False
 
     @classmethod
@@ -373,12 +374,18 @@ class A2ARespondents(BrokerPlugin):
 
     async def put(self, record: AskRecord, respondent: Respondent) -> str:
         """Put the ask to the agent; returns what happened (``answered``, ``refused: ...``, ``no answer``...)."""
+        key = (record.id, respondent.id)
+        if key in self._inflight:
+            return "already being asked"
+        self._inflight.add(key)
         try:
             outcome = await self._put(record, respondent)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a failing agent must never take the broker down
-            outcome = f"error: {type(exc).__name__}"
+            outcome = f"error: {describe(exc)}"
+        finally:
+            self._inflight.discard(key)
         host = httpx.URL(respondent.endpoint or "").host
         log.info("a2a_respondent", ask_id=record.id, respondent=respondent.id, host=host, outcome=outcome)
         return outcome

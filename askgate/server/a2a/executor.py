@@ -288,7 +288,8 @@ class AskgateExecutor(AgentExecutor):
             rows = (await self.broker.store.list_asks(AskQuery(state="delivered", respondent=who.id, limit=200))).items
         for row in reversed(rows):  # oldest first
             record = records.from_row(row)
-            if self._answerable(record, who) and record.id not in self._claimed:
+            # an ask named by id may be taken over from an abandoned session; otherwise skip held ones
+            if self._answerable(record, who) and (wanted is not None or record.id not in self._claimed):
                 return record
         return None
 

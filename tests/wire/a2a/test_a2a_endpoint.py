@@ -397,3 +397,28 @@ def test_an_a2a_ask_keeps_the_callers_field_order(askgate_server: Askgate) -> No
         assert [f["name"] for f in view["spec"]["fields"]] == ["zulu", "alpha", "mike"]
         assert view["spec"]["fields"][0]["default"] == 3 and isinstance(view["spec"]["fields"][0]["default"], int)
         assert c.post(f"/a2a/tasks/{task['id']}:cancel", headers={"A2A-Version": "1.0"}).status_code == 200
+
+
+async def test_an_answer_after_the_deadline_or_after_another_winner_completes_with_that_outcome(
+        askgate_server: Askgate) -> None:
+    with askgate_server.http("agent") as c:
+        r = c.post("/v1/asks", params={"dialect": "a2a-elicitation", "respondent": "bob", "timeout": 1}, json=NAME)
+        late_id = r.json()["id"]
+        r = c.post("/v1/asks", params={"dialect": "a2a-elicitation", "respondent": ["bob", "carol"]}, json=NAME)
+        raced_id = r.json()["id"]
+    bob = await askgate_server.client("bob")
+    late = (await send(bob, user_message({"text": "ready"}, metadata={"askgate": {"ask_id": late_id}})))["task"]
+    raced = (await send(bob, user_message({"text": "ready"}, metadata={"askgate": {"ask_id": raced_id}})))["task"]
+    await asyncio.sleep(1.5)
+    done = (await send(bob, user_message({"text": "Bob"}, task_id=late["id"], context_id=late["contextId"])))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert done["artifacts"][-1]["parts"][1]["data"]["askgate/outcome"]["state"] == "timed_out"
+    assert ask_view(askgate_server, late_id)["state"] == "timed_out"
+
+    with askgate_server.http("carol") as c:
+        assert c.post(f"/v1/asks/{raced_id}/answer", json={"action": "accept", "content": {"name": "Carol"}}).status_code == 200
+    done = (await send(bob, user_message({"text": "Bob"}, task_id=raced["id"], context_id=raced["contextId"])))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    outcome = done["artifacts"][-1]["parts"][1]["data"]["askgate/outcome"]["outcome"]
+    assert outcome["value"] == {"name": "Carol"} and outcome["respondent"]["id"] == "carol"
+    await bob.close()
