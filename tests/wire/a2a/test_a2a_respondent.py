@@ -221,3 +221,27 @@ async def test_send_a2a_message_is_reusable_for_any_message() -> None:
         assert seen[0]["parts"][0]["data"] == {"aqp": {"answer": 1.0}} and seen[0]["messageId"]
     with pytest.raises(A2ASendError):  # nobody there any more: a clean error, not a raw transport exception
         await send_a2a_message(url, {"role": "ROLE_USER", "parts": [{"text": "hi"}]}, policy=LOOPBACK)
+
+
+@pytest.mark.parametrize("dialect", ["aqp", "mcp-elicitation"])
+def test_asks_of_other_dialects_are_put_to_agents_too(server: Askgate, dialect: str) -> None:
+    from tests.support import askdocs
+
+    doc = askdocs.aqp() if dialect == "aqp" else askdocs.mcp()
+    reply = ({"action": "accept", "content": {"answer": "hold"}} if dialect == "aqp"
+             else {"action": "accept", "content": {"colour": "green"}})
+    routing = json.dumps({"respondents": [{"kind": "agent", "id": "bot", "endpoint": "{url}"}]})
+    with running_agent(lambda n, m, t: ("complete", reply)) as (url, agent):
+        ask_id = create(server, doc, params={"dialect": dialect, "routing": routing.replace("{url}", url)})
+        view = wait_done(server, ask_id)
+    assert view["state"] == "answered", view
+    typed = agent.seen.messages[0]["parts"][1]["data"]["elicitation/v1"]
+    if dialect == "aqp":
+        assert view["outcome"]["value"] == "hold"
+        assert typed["requestedSchema"]["properties"]["answer"]["enum"] == ["ship", "hold"]
+        assert view["response"]["status"] == "answered"
+        assert view["response"]["answer"] == {"format": "choice", "value": "hold"}
+        assert view["response"]["respondent"]["id"] == "bot"
+    else:
+        assert view["outcome"]["value"] == {"colour": "green"}
+        assert view["response"] == {"action": "accept", "content": {"colour": "green"}}
