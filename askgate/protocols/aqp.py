@@ -105,6 +105,7 @@ _SPEC_FORMAT = {
     "number": "number",
 }
 _M = C.MISSING
+# formats.is_uuid's pattern, bound once: the hot path saves a call layer per document.
 _is_uuid = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII
 ).match
