@@ -150,7 +150,7 @@ class PushDelivery(BrokerPlugin):
                 result = OutboundResult(status=None, error=f"refused: {exc.rule}")
                 await self._finish(broker, record, state, "delivery_failed", attempt, host, result, broker.clock())
                 return
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 result = OutboundResult(status=None, error="timeout")
             now = broker.clock()
             if result.ok:

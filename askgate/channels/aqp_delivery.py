@@ -107,11 +107,11 @@ async def deliver_mcp(endpoint: str, doc: dict[str, Any], *, authorization: str 
         return OutboundResult(status=400, error="mcp: no operation (tool name)")
     headers = {"Idempotency-Key": str(doc["queryId"]), **_headers(authorization)}
     try:
-        async with guarded_client2(policy, headers=headers, timeout=timeout) as http:
-            async with streamable_http_client(endpoint, http_client=http) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    result = await session.call_tool(operation, arguments=doc, read_timeout_seconds=timeout)
+        async with (guarded_client2(policy, headers=headers, timeout=timeout) as http,
+                    streamable_http_client(endpoint, http_client=http) as (read, write),
+                    ClientSession(read, write) as session):
+            await session.initialize()
+            result = await session.call_tool(operation, arguments=doc, read_timeout_seconds=timeout)
     except Exception as exc:  # noqa: BLE001 - transport and protocol failures become a reported attempt
         return OutboundResult(status=_status_of(exc), error=f"mcp: {type(exc).__name__}")
     if result.is_error:

@@ -29,8 +29,7 @@ from askgate.core.lifecycle import AskRecord, State, final_answer, past_expiry
 from askgate.errors import AskgateError
 from askgate.jsonload import loads_strict
 from askgate.protocols import aqp
-from askgate.store import Principal
-from askgate.store import deliveries
+from askgate.store import Principal, deliveries
 
 router = APIRouter(tags=["aqp"])
 STATE_HEADER = "AQP-Query-State"

@@ -37,8 +37,9 @@ class PushState:
     @classmethod
     def from_json(cls, text: str) -> PushState:
         data: dict[str, Any] = json.loads(text)
-        return cls(**{k: data.get(k) for k in ("ask_id", "binding", "state", "attempts", "last_error", "updated_at")
-                      if k in data})
+        return cls(ask_id=str(data["ask_id"]), binding=str(data["binding"]), state=str(data.get("state", "pending")),
+                   attempts=int(data.get("attempts", 0)), last_error=data.get("last_error"),
+                   updated_at=data.get("updated_at"))
 
 
 async def add_pending(tx: Tx, ask_id: str, binding: str) -> None:

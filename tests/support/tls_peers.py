@@ -110,7 +110,7 @@ def https_server(pki: Pki, responder: Responder | None = None, *,
         def log_message(self, *args: Any) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length)
             cert = self.connection.getpeercert() if isinstance(self.connection, ssl.SSLSocket) else None

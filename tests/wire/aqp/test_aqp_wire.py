@@ -267,7 +267,7 @@ def test_undelivered_answer_expires_and_nothing_is_sent_after_expiry(gate: Askga
         settled = len(hook.received)
         time.sleep(1.0)
         after = len(hook.received)
-    expires = datetime.fromisoformat(doc["expiresAt"].replace("Z", "+00:00")).timestamp()
+    expires = datetime.fromisoformat(doc["expiresAt"]).timestamp()
     assert final.headers["aqp-query-state"] == "expired"
     assert final.json() == {"protocolVersion": "2026-07-30", "queryId": doc["queryId"], "status": "expired",
                             "issuedAt": final.json()["issuedAt"]}  # the recorded answer is never released
@@ -322,9 +322,9 @@ def test_mcp_binding_calls_the_operation_as_a_tool(gate: Askgate, pki: Pki) -> N
     server = MCPServer("aqp-receiver")
 
     @server.tool()
-    def receive_answer(protocolVersion: str, queryId: str, status: str, issuedAt: str,  # noqa: N803
+    def receive_answer(protocolVersion: str, queryId: str, status: str, issuedAt: str,
                        answer: dict[str, Any] | None = None, respondent: dict[str, Any] | None = None,
-                       answeredAt: str | None = None, consent: dict[str, Any] | None = None) -> str:  # noqa: N803
+                       answeredAt: str | None = None, consent: dict[str, Any] | None = None) -> str:
         calls.append({"protocolVersion": protocolVersion, "queryId": queryId, "status": status, "answer": answer,
                       "respondent": respondent})
         return "stored"

@@ -14,8 +14,7 @@ from askgate.broker.push import PushDelivery
 from askgate.channels.outbound import OutboundPolicy, OutboundResult
 from askgate.core.lifecycle import Routing
 from askgate.core.model import Respondent
-from askgate.store import Principal, Store
-from askgate.store import deliveries
+from askgate.store import Principal, Store, deliveries
 from tests.support.tls_peers import Pki, https_server
 
 AUTH = "Basic dXNlcjpwYXNz"
