@@ -69,19 +69,21 @@ def mount_a2a(app: FastAPI) -> None:
     @contextlib.asynccontextmanager
     async def lifespan(a: Any) -> AsyncIterator[Any]:
         async with inner(a) as state:
-            plugin = None
+            plugins: list[Any] = []
             broker = getattr(a.state, "broker", None)
             if broker is not None:
                 from askgate.channels.a2a_respondent import A2ARespondents
+                from askgate.server.a2a.sessions import A2ASessions
 
-                plugin = A2ARespondents.for_app(a)
-                broker.plugins.append(plugin)
-                await plugin.start(broker)
+                plugins = [A2ARespondents.for_app(a), A2ASessions(handler, executor)]
+                for plugin in plugins:
+                    broker.plugins.append(plugin)
+                    await plugin.start(broker)
             try:
                 yield state
             finally:
-                await handler.aclose()
-                if plugin is not None:
+                for plugin in plugins:
                     await plugin.stop()
+                await handler.aclose()
 
     app.router.lifespan_context = lifespan

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -145,12 +146,20 @@ def _message_hash(msg: dict[str, Any], *, with_task: bool = False) -> str:
     return body_hash(json.dumps(body, sort_keys=True, separators=(",", ":"), default=str))
 
 
+@dataclass(frozen=True)
+class Claim:
+    """An answer session holding an ask: its task and the principal that owns the task."""
+
+    task_id: str
+    who: Principal
+
+
 class AskgateExecutor(AgentExecutor):
     """Runs each A2A request against the broker of the app that mounts the A2A routes."""
 
     def __init__(self, main_app: Any) -> None:
         self.main_app = main_app
-        self._claimed: dict[str, str] = {}  # ask id -> the answer-session task that holds it
+        self._claimed: dict[str, Claim] = {}  # ask id -> the answer session that holds it
 
     @property
     def broker(self) -> Broker:
@@ -160,7 +169,10 @@ class AskgateExecutor(AgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         who = principal_of(context.call_context)
-        assert context.message is not None and context.task_id and context.context_id
+        if context.message is None:  # askgate's own follow-up on a parked session (see settle_session)
+            await self._settled(context, event_queue)
+            return
+        assert context.task_id and context.context_id
         msg = message_dict(context.message)
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         task = context.current_task
@@ -253,7 +265,7 @@ class AskgateExecutor(AgentExecutor):
                                                  f"Ask {wanted} is not waiting for your answer.")])
             await updater.event_queue.enqueue_event(reply)
             return
-        self._claimed[record.id] = updater.task_id
+        self._claimed[record.id] = Claim(updater.task_id, who)
         await self._enqueue_task(context, updater, {"mode": "answer", "ask_id": record.id})
         await self._require_input(updater, record, msg, context)
 
@@ -338,6 +350,7 @@ class AskgateExecutor(AgentExecutor):
             await self._require_input(updater, record, msg, context, exc.faults)
             return
         payload = carriage.canonical_answer(answer)
+        claim = self._claimed.pop(ask_id, None)  # this session settles it now: no follow-up for it
         idem = (Idempotency("a2a:" + str(msg.get("messageId", "")), _message_hash(msg, with_task=True))
                 if msg.get("messageId") else None)
         try:
@@ -350,13 +363,30 @@ class AskgateExecutor(AgentExecutor):
                     return
             faults = _broker_faults(exc)
             if exc.status == 403:
-                self._claimed.pop(ask_id, None)
                 await updater.reject(_agent_message(updater.task_id, updater.context_id,
                                                     [new_text_part(carriage.faults_text(faults))]))
                 return
+            if claim is not None:
+                self._claimed[ask_id] = claim
             await self._require_input(updater, record, msg, context, faults)
             return
         await self._finish_answer(updater, record)
+
+    async def _settled(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """The ask of a parked answer session settled elsewhere: complete the task with that outcome."""
+        task = context.current_task
+        meta = _task_meta(task) if task is not None else {}
+        ask_id = meta.get("ask_id")
+        if task is None or meta.get("mode") != "answer" or not isinstance(ask_id, str):
+            return
+        if task.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
+            return
+        record = await self.broker.get(ask_id)
+        if record is not None and record.terminal:
+            await self._finish_answer(TaskUpdater(event_queue, task.id, task.context_id), record)
+
+    def claim_of(self, ask_id: str) -> Claim | None:
+        return self._claimed.get(ask_id)
 
     async def _finish_answer(self, updater: TaskUpdater, record: AskRecord) -> None:
         """Complete an answer session: the ask's outcome (which may be another respondent's, or a timeout)."""

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from a2a.server.agent_execution import RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types.a2a_pb2 import GetTaskRequest, Message, SendMessageRequest, Task
-from a2a.utils.errors import InvalidRequestError, TaskNotFoundError
+from a2a.utils.errors import A2AError, InvalidRequestError, TaskNotFoundError
 
 
 DUPLICATE_MESSAGE_ID = "DUPLICATE_MESSAGE_ID: this messageId was already used on this task with a different message"
@@ -38,6 +39,21 @@ class AskgateRequestHandler(DefaultRequestHandler):
                     raise InvalidRequestError(message=DUPLICATE_MESSAGE_ID)  # the SDK maps exact classes only
                 return task
         return None
+
+    async def nudge(self, task_id: str, context: ServerCallContext) -> bool:
+        """Run the executor once more on a task parked in input-required, with no message: askgate's own
+        follow-up when the task's ask settled elsewhere. The request goes through the task's ActiveTask
+        (reloaded from the store if it was released), so subscribers see the outcome. False: nothing to do."""
+        try:
+            active = await self._active_task_registry.get_or_create(task_id, call_context=context,
+                                                                     create_task_if_missing=False)
+        except (A2AError, RuntimeError):
+            return False  # unknown, not this principal's, terminal, or the registry is closing
+        try:
+            await active.enqueue_request(RequestContext(call_context=context, task_id=task_id))
+        except Exception:  # noqa: BLE001 - the task finished meanwhile (its queue is shut down)
+            return False
+        return True
 
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message | Task:
         replay = await self._replayed(params, context)

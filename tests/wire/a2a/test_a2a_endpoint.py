@@ -399,8 +399,9 @@ def test_an_a2a_ask_keeps_the_callers_field_order(askgate_server: Askgate) -> No
         assert c.post(f"/a2a/tasks/{task['id']}:cancel", headers={"A2A-Version": "1.0"}).status_code == 200
 
 
-async def test_an_answer_after_the_deadline_or_after_another_winner_completes_with_that_outcome(
-        askgate_server: Askgate) -> None:
+async def test_a_session_whose_ask_settles_elsewhere_completes_with_that_outcome(askgate_server: Askgate) -> None:
+    """Never strand a task: the deadline passing, or another respondent winning, completes the parked
+    input-required session at once (no message from the caller needed); a late answer is then refused."""
     with askgate_server.http("agent") as c:
         r = c.post("/v1/asks", params={"dialect": "a2a-elicitation", "respondent": "bob", "timeout": 1}, json=NAME)
         late_id = r.json()["id"]
@@ -409,16 +410,21 @@ async def test_an_answer_after_the_deadline_or_after_another_winner_completes_wi
     bob = await askgate_server.client("bob")
     late = (await send(bob, user_message({"text": "ready"}, metadata={"askgate": {"ask_id": late_id}})))["task"]
     raced = (await send(bob, user_message({"text": "ready"}, metadata={"askgate": {"ask_id": raced_id}})))["task"]
-    await asyncio.sleep(1.5)
-    done = (await send(bob, user_message({"text": "Bob"}, task_id=late["id"], context_id=late["contextId"])))["task"]
+    assert late["status"]["state"] == raced["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+
+    done = await _until_terminal(bob, late["id"])
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     assert done["artifacts"][-1]["parts"][1]["data"]["askgate/outcome"]["state"] == "timed_out"
     assert ask_view(askgate_server, late_id)["state"] == "timed_out"
+    with pytest.raises(Exception):
+        await send(bob, user_message({"text": "Bob"}, task_id=late["id"], context_id=late["contextId"]))
 
     with askgate_server.http("carol") as c:
-        assert c.post(f"/v1/asks/{raced_id}/answer", json={"action": "accept", "content": {"name": "Carol"}}).status_code == 200
-    done = (await send(bob, user_message({"text": "Bob"}, task_id=raced["id"], context_id=raced["contextId"])))["task"]
+        assert c.post(f"/v1/asks/{raced_id}/answer",
+                      json={"action": "accept", "content": {"name": "Carol"}}).status_code == 200
+    done = await _until_terminal(bob, raced["id"])
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     outcome = done["artifacts"][-1]["parts"][1]["data"]["askgate/outcome"]["outcome"]
     assert outcome["value"] == {"name": "Carol"} and outcome["respondent"]["id"] == "carol"
+    assert ask_view(askgate_server, raced_id)["outcome"]["respondent"]["id"] == "carol"
     await bob.close()
