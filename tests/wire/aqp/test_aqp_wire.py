@@ -363,3 +363,30 @@ def test_a2a_binding_sends_one_user_message(gate: Askgate, pki: Pki) -> None:
     assert doc["queryId"] in text["text"] and "Hold" in text["text"]
     sent = data["data"]["aqp/QueryResponse"]
     assert sent["status"] == "answered" and sent["answer"] == {"format": "choice", "value": "Hold"}
+
+
+def test_ask_once_consent_is_asked_then_remembered(gate: Askgate) -> None:
+    scope = f"scope-{uuid.uuid4().hex[:12]}"
+    first = query(fmt="text", consentMode="ask_once", consentScope=scope)
+    assert submit(gate, first).json()["status"] == "awaiting_consent"
+    assert answer(gate, first["queryId"], {"format": "text", "value": "too early"}).status_code == 403
+    with gate.client("alice") as c:
+        r = c.post(f"/v1/asks/{ask_id_for(gate, first['queryId'])}/consent", json={"granted": True})
+        assert r.status_code == 200, r.text
+    assert status(gate, first["queryId"]).json()["status"] == "open"
+    answer(gate, first["queryId"], {"format": "text", "value": "fine"})
+    assert status(gate, first["queryId"]).json()["consent"] == {"mode": "ask_once", "basis": "granted_now"}
+    second = query(fmt="text", consentMode="ask_once", consentScope=scope)
+    assert submit(gate, second).json()["status"] == "open"  # the stored grant opens it without asking
+    answer(gate, second["queryId"], {"format": "text", "value": "again"})
+    assert status(gate, second["queryId"]).json()["consent"] == {"mode": "ask_once", "basis": "stored_grant"}
+
+
+def test_consent_refusal_looks_like_a_decline(gate: Askgate) -> None:
+    doc = query(fmt="text", consentMode="ask_always")
+    assert submit(gate, doc).json()["status"] == "awaiting_consent"
+    with gate.client("alice") as c:
+        c.post(f"/v1/asks/{ask_id_for(gate, doc['queryId'])}/consent", json={"granted": False})
+    got = status(gate, doc["queryId"])
+    assert got.json() == {"protocolVersion": "2026-07-30", "queryId": doc["queryId"], "status": "declined",
+                          "issuedAt": got.json()["issuedAt"]}
