@@ -292,26 +292,46 @@ class AskgateExecutor(AgentExecutor):
                 return found
             await asyncio.sleep(_POLL)
 
+    def respondent_ids(self, who: Principal) -> list[str]:
+        """Whom the caller answers for: itself, and the approver ids its principal maps to
+        (``Settings.approver_identities`` entries ``("principal:<id>", "<approver id>")``: bearer approvers)."""
+        settings = getattr(self.main_app.state, "settings", None)
+        mapped = [a for i, a in getattr(settings, "approver_identities", ()) if i == f"principal:{who.id}"]
+        return list(dict.fromkeys([who.id, *mapped]))
+
+    def acting_for(self, who: Principal, record: AskRecord) -> Principal | None:
+        """The respondent the caller answers ``record`` as (None: it is not offered to the caller)."""
+        for rid in self.respondent_ids(who):
+            if rid in record.offered_to:
+                return who if rid == who.id else Principal(id=rid, role="respondent")
+        return None
+
     async def _find_ask(self, who: Principal, wanted: str | None) -> AskRecord | None:
         if wanted is not None:
             row = await self.broker.store.get_ask(wanted)
             rows = [row] if row is not None else []
         else:
-            rows = (await self.broker.store.list_asks(AskQuery(state="delivered", respondent=who.id, limit=200))).items
+            found: dict[str, Any] = {}
+            for rid in self.respondent_ids(who):
+                page = await self.broker.store.list_asks(AskQuery(state="delivered", respondent=rid, limit=200))
+                found.update({r.id: r for r in page.items})
+            rows = sorted(found.values(), key=lambda r: r.created_at, reverse=True)
         for row in reversed(rows):  # oldest first
             record = records.from_row(row)
+            acting = self.acting_for(who, record)
             # an ask named by id may be taken over from an abandoned session; otherwise skip held ones
-            if self._answerable(record, who) and (wanted is not None or record.id not in self._claimed):
+            if acting is not None and self._answerable(record, acting.id) and (
+                    wanted is not None or record.id not in self._claimed):
                 return record
         return None
 
     @staticmethod
-    def _answerable(record: AskRecord, who: Principal) -> bool:
-        if record.terminal or who.id not in record.offered_to:
+    def _answerable(record: AskRecord, rid: str) -> bool:
+        if record.terminal or rid not in record.offered_to:
             return False
-        if any(v.respondent_id == who.id for v in record.votes):
+        if any(v.respondent_id == rid for v in record.votes):
             return False
-        if record.consent_of(who.id) not in (None, "not_required", "granted_now", "stored_grant"):
+        if record.consent_of(rid) not in (None, "not_required", "granted_now", "stored_grant"):
             return False
         try:
             carriage.request_for(record.ask)  # what elicitation/v1 cannot carry cannot be answered here either
@@ -335,12 +355,13 @@ class AskgateExecutor(AgentExecutor):
                 updater.task_id, updater.context_id,
                 [new_text_part("This task is waiting for the respondent; it completes with the answer.")]))
             return
-        try:
-            record = await self.broker.get_for(ask_id, who)
-        except BrokerError:
+        current = await self.broker.get(ask_id)
+        acting = self.acting_for(who, current) if current is not None else None
+        if current is None or acting is None:
             await updater.failed(_agent_message(updater.task_id, updater.context_id,
                                                 [new_text_part("The ask is no longer available.")]))
             return
+        record = current
         if record.terminal:
             await self._finish_answer(updater, record)
             return
@@ -354,7 +375,8 @@ class AskgateExecutor(AgentExecutor):
         idem = (Idempotency("a2a:" + str(msg.get("messageId", "")), _message_hash(msg, with_task=True))
                 if msg.get("messageId") else None)
         try:
-            record = await self.broker.answer(ask_id, payload, who=who, idempotency=idem)
+            record = await self.broker.answer(ask_id, payload, who=acting, idempotency=idem,
+                                              authenticated_by="bearer")
         except BrokerError as exc:
             if exc.status == 409 and exc.code == "conflict":
                 current = await self.broker.get(ask_id)

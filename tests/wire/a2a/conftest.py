@@ -59,7 +59,8 @@ def askgate_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Askgate
     db_url = f"sqlite+aiosqlite:///{db}"
     tokens = asyncio.run(_make_tokens(db_url))
     app = create_app(Settings(db_url=db_url, secret_key="a2a-tests", auth_cache_seconds=0, log_level="warning",
-                              sqlite_synchronous="NORMAL", approver_identities=(("mtls:127.0.0.1", "bot"),)))
+                              sqlite_synchronous="NORMAL", approver_identities=(("mtls:127.0.0.1", "bot"),
+                                                                                ("principal:bot", "agent:ops"))))
     app.state.outbound_policy = OutboundPolicy(allow=("127.0.0.1",), allow_http_loopback=True, timeout=10)
     with uvicorn_thread(app) as url:
         yield Askgate(url, tokens, app)

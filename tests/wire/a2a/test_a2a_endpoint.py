@@ -428,3 +428,34 @@ async def test_a_session_whose_ask_settles_elsewhere_completes_with_that_outcome
     assert outcome["value"] == {"name": "Carol"} and outcome["respondent"]["id"] == "carol"
     assert ask_view(askgate_server, raced_id)["outcome"]["respondent"]["id"] == "carol"
     await bob.close()
+
+
+async def test_a_bearer_agent_approver_answers_an_acs_ask_over_a2a(askgate_server: Askgate) -> None:
+    """An ACS approver without an endpoint (auth bearer) pulls the ASK over A2A: the principal ``bot`` maps to
+    approver ``agent:ops``; the decision form's answer becomes the ACS decision."""
+    doc = {"approver": {"type": "agent", "id": "agent:ops", "auth": {"method": "bearer"}},
+           "question": "Rotate the keys?", "timeout_seconds": 60, "options": ["now", "tonight"]}
+    with askgate_server.http("agent") as c:
+        r = c.post("/v1/asks", params={"dialect": "acs"}, json=doc)
+        assert r.status_code == 201, r.text
+        ask_id = r.json()["id"]
+    bot = await askgate_server.client("bot")
+    task = (await send(bot, user_message({"text": "ready"}, metadata={"askgate": {"ask_id": ask_id}}),
+                       extensions=True))["task"]
+    schema = task["status"]["message"]["parts"][1]["data"]["elicitation/v1"]["requestedSchema"]
+    assert schema["properties"]["decision"]["enum"] == ["allow", "deny"]
+    # allow without naming one of the options is refused by the ACS rules; the task stays input-required
+    vague = (await send(bot, user_message(answer_part("accept", {"decision": "allow"}), task_id=task["id"],
+                                          context_id=task["contextId"], extensions=True), extensions=True))["task"]
+    assert vague["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    done = (await send(bot, user_message(answer_part("accept", {"decision": "allow", "selected_option": "tonight",
+                                                                "reasoning": "maintenance window"}),
+                                         task_id=task["id"], context_id=task["contextId"], extensions=True),
+                       extensions=True))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    view = ask_view(askgate_server, ask_id)
+    assert view["outcome"]["value"]["decision"] == "allow" and view["outcome"]["value"]["selected_option"] == "tonight"
+    assert view["outcome"]["respondent"]["id"] == "agent:ops"
+    result = view["response"]["result"]
+    assert result["decision"] == "allow" and result["policy_data"]["askgate"]["approver"]["id"] == "agent:ops"
+    await bot.close()
