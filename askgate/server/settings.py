@@ -28,11 +28,14 @@ class Settings:
     # ACS approver authentication (askgate/server/acs_endpoint.py): (identity, approver id) pairs, where
     # identity is "principal:<askgate principal>" (bearer) or "mtls:<certificate SAN or subject CN>"
     approver_identities: tuple[tuple[str, str], ...] = ()
+    # respondent directory (askgate/broker/directory.py): (id, kind, endpoint) of operator-known agents/services
+    respondent_directory: tuple[tuple[str, str, str], ...] = ()
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         env = os.environ
-        base = cls(db_url=env.get("ASKGATE_DB"), secret_key=env.get("ASKGATE_SECRET_KEY"), **_wire_env(env))
+        base = cls(db_url=env.get("ASKGATE_DB"), secret_key=env.get("ASKGATE_SECRET_KEY"),
+                   sqlite_synchronous=env.get("ASKGATE_SQLITE_SYNCHRONOUS", "FULL"), **_wire_env(env))
         return cls(**{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}})  # type: ignore[arg-type]
 
 
@@ -60,6 +63,9 @@ def _wire_env(env: os._Environ[str] | dict[str, str]) -> dict[str, object]:
             out[f"outbound_{name}"] = value
     if env.get("ASKGATE_WEBHOOK_SECRETS"):
         out["webhook_secrets"] = _pairs(env.get("ASKGATE_WEBHOOK_SECRETS"))
+    if env.get("ASKGATE_RESPONDENTS"):  # id=kind@endpoint,...
+        out["respondent_directory"] = tuple((rid, *value.split("@", 1)) if "@" in value else (rid, value, "")
+                                            for rid, value in _pairs(env.get("ASKGATE_RESPONDENTS")))
     if env.get("ASKGATE_APPROVER_IDENTITIES"):
         out["approver_identities"] = _pairs(env.get("ASKGATE_APPROVER_IDENTITIES"))
     return out
