@@ -31,12 +31,6 @@ class Waiters:
             ev = self._events[ask_id] = asyncio.Event()
         return ev
 
-    def release(self, ask_id: str, ev: asyncio.Event) -> None:
-        """Forget an event nobody waits on any more (keeps the map small)."""
-        if self._events.get(ask_id) is ev and not ev.is_set():
-            # other waiters may still hold it; they re-take a fresh one after waking
-            pass
-
     def on_change(self, hook: Callable[[str], None]) -> None:
         self._hooks.append(hook)
 

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import structlog
-from fastapi import Depends, FastAPI, Query, Request, Response
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from sse_starlette.sse import EventSourceResponse
@@ -115,10 +115,10 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
         own = store is None
         st = store or await Store.open(settings.db_url, secret_key=settings.secret_key,
                                        sqlite_synchronous=settings.sqlite_synchronous)
-        from askgate.server.wire import wire_plugins
+        from askgate.server.wire import respondent_directory, wire_plugins
 
         broker = Broker(st, allow_http_callbacks=settings.allow_http_callbacks, scheduler=settings.scheduler,
-                        plugins=wire_plugins(settings))
+                        plugins=wire_plugins(settings), directory=respondent_directory(settings))
         await broker.start()
         app.state.store, app.state.broker = st, broker
         log.info("askgate_started", backend=st.backend)
@@ -145,6 +145,9 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     from askgate.server.a2a import mount_a2a
 
     mount_a2a(app)  # the A2A agent: /.well-known/agent-card.json, /a2a (askgate/server/a2a)
+    from askgate.server.mcp_endpoint import mount_mcp
+
+    mount_mcp(app)  # MCP (streamable HTTP) at /mcp: ask_human, request_approval, answer_asks (askgate/server/mcp_endpoint.py)
     from askgate.server.inbox import mount_inbox
 
     mount_inbox(app)  # the web inbox at / (askgate/server/inbox)
@@ -391,4 +394,4 @@ def app_from_env() -> FastAPI:
     return create_app(Settings.from_env())
 
 
-__all__ = ["Response", "create_app", "app_from_env"]
+__all__ = ["create_app", "app_from_env"]
