@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import hashlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -77,9 +77,11 @@ class Broker:
     """Orchestration over a :class:`Store`. Start it (scheduler, listener) before use; stop it after."""
 
     def __init__(self, store: Store, *, clock: Clock = utcnow, allow_http_callbacks: bool = False,
-                 scheduler: bool = True, max_idle: float = 2.0, plugins: Sequence[BrokerPlugin] = ()) -> None:
+                 scheduler: bool = True, max_idle: float = 2.0, plugins: Sequence[BrokerPlugin] = (),
+                 directory: Mapping[str, Respondent] | None = None) -> None:
         self.store = store
         self.plugins = list(plugins)
+        self.directory = dict(directory or {})  # askgate/broker/directory.py: operator-known agents/services
         self.clock = clock
         self.waiters = Waiters()
         self.allow_http_callbacks = allow_http_callbacks
@@ -234,6 +236,10 @@ class Broker:
             except ValueError as exc:
                 raise BrokerError(422, "invalid_request", "invalid routing",
                                   faults=[Fault("", str(exc), "routing")]) from None
+        if self.directory:
+            from askgate.broker.directory import resolve
+
+            routing = resolve(routing, self.directory)
         idem = idempotency
         if idem is None and ask.dialect == Dialect.AQP and ask.external_id:
             idem = Idempotency("aqp:" + ask.external_id, body_hash(_stable(ask.original)))

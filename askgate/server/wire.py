@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from askgate.broker.plugins import BrokerPlugin
+from askgate.core.model import Respondent
 from askgate.channels.outbound import OutboundPolicy
 from askgate.server.settings import Settings
 
@@ -21,3 +22,9 @@ def wire_plugins(settings: Settings) -> list[BrokerPlugin]:
 
     policy = outbound_policy(settings)
     return [PushDelivery(policy), ServiceWebhooks(policy, dict(settings.webhook_secrets))]
+
+
+def respondent_directory(settings: Settings) -> dict[str, Respondent]:
+    from askgate.broker.directory import parse_directory
+
+    return parse_directory(settings.respondent_directory)
