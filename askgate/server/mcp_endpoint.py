@@ -1,0 +1,458 @@
+"""askgate as an MCP server (mcp SDK, streamable HTTP at ``/mcp``): tools an agent calls to ask a person,
+and a tool that makes the calling MCP session a respondent. See docs/wire.md "MCP".
+
+- ``ask_human`` / ``relay_elicitation``: an MCP-elicitation ask through the broker; the call waits for
+  the outcome and returns the ``ElicitResult`` (``action``, ``content``) as structured content. A
+  ``mode: "url"`` (or task-augmented) request is refused with JSON-RPC ``-32602``.
+- ``request_approval``: an approval ask (allow / deny, options, timeout disposition); returns the decision.
+- ``answer_asks``: the asks offered to the calling principal are put to this client with form-mode
+  ``elicitation/create`` on the negotiated revision; each ``ElicitResult`` is checked by the codec (a bad
+  one is asked again with the faults stated) and recorded through the broker. A client that did not
+  declare elicitation gets an immediate error result.
+
+Authentication uses the SDK's own pieces: Starlette's ``AuthenticationMiddleware`` with the SDK's
+``BearerAuthBackend`` over :class:`AskgateTokenVerifier` (askgate API tokens), and ``RequireAuthMiddleware``.
+The session manager binds every MCP session to the principal that opened it. Its task group runs
+inside the FastAPI lifespan (wrapped here), after the broker has started and before it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+import anyio
+import structlog
+from fastapi import FastAPI
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.routing import Route
+
+from askgate.broker import Broker, BrokerError
+from askgate.core.lifecycle import AskRecord, Routing, final_answer
+from askgate.core.model import ApprovalDecision, ApprovalSpec, Ask, Deadline, Dialect, Respondent
+from askgate.errors import AskgateError, Fault
+from askgate.protocols import mcp_carriage
+from askgate.protocols import mcp_elicitation as codec
+from askgate.store import AskQuery, Principal
+
+log = structlog.get_logger("askgate.mcp")
+
+PATH = "/mcp"
+#: An ask_human / request_approval call without a timeout waits this long for a person [ours].
+DEFAULT_TIMEOUT = 120.0
+#: ... and never longer than this (MCP clients time requests out; protocols.md §2.5).
+MAX_TIMEOUT = 3600.0
+#: Rounds per ask in answer_asks: a refused ElicitResult is asked again with its faults, then given up.
+MAX_ROUNDS = 3
+POLL_SECONDS = 0.2
+PROGRESS_SECONDS = 10.0
+
+
+# --------------------------------------------------------------------------------------------------
+# Authentication: askgate API tokens through the SDK's bearer backend.
+# --------------------------------------------------------------------------------------------------
+
+
+class AskgateTokenVerifier:
+    """The SDK's ``TokenVerifier`` over askgate API tokens: ``client_id`` and ``subject`` are the askgate
+    principal, ``scopes`` its role. The session manager compares these to bind sessions to principals."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        state = self.app.state
+        cache = getattr(state, "auth_cache", None)
+        who = cache.get(token) if cache is not None else None
+        if who is None:
+            store = getattr(state, "store", None)
+            who = await store.principal_for_token(token) if store is not None else None
+            if who is None:
+                return None
+            if cache is not None and cache.ttl > 0:
+                cache.put(token, who)
+        return AccessToken(token=token, client_id=who.id, subject=who.id, scopes=[who.role],
+                           claims={"role": who.role})
+
+
+def principal_of(ctx: Context) -> Principal:
+    """The askgate principal of the HTTP request that carried this MCP call."""
+    request = ctx.request_context.request
+    user = request.scope.get("user") if request is not None and hasattr(request, "scope") else None
+    if not isinstance(user, AuthenticatedUser):  # pragma: no cover - RequireAuthMiddleware lets nobody else in
+        raise MCPError(code=INVALID_PARAMS, message="unauthenticated")
+    token = user.access_token
+    return Principal(id=token.client_id, role=str((token.claims or {}).get("role", "")))
+
+
+# --------------------------------------------------------------------------------------------------
+# Results.
+# --------------------------------------------------------------------------------------------------
+
+
+class ElicitOutcome(BaseModel):
+    """``ask_human`` / ``relay_elicitation`` result: the ``ElicitResult`` plus where the ask ended."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, str | int | float | bool | list[str]] | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    ask_id: str
+    state: str = Field(description="answered, declined, cancelled, timed_out, withdrawn, ...")
+    timed_out: bool
+    respondent: str | None = None
+
+
+class ApprovalOutcome(BaseModel):
+    """``request_approval`` result: the decision (``deny`` whenever nobody allowed: fail closed)."""
+
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["allow", "deny"]
+    decided_by: Literal["approver", "timeout", "none"]
+    selected_option: str | None = None
+    reasoning: str | None = None
+    ask_id: str
+    state: str
+    outcome: str
+    respondent: str | None = None
+
+
+class AnswerReport(BaseModel):
+    """What ``answer_asks`` did with one ask."""
+
+    model_config = ConfigDict(extra="forbid")
+    ask_id: str
+    status: Literal["recorded", "refused", "unsupported", "lost", "failed"]
+    outcome: str | None = None
+    state: str | None = None
+    faults: list[dict[str, str]] = []
+    detail: str | None = None
+
+
+class AnswerAsksOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    protocol_version: str
+    asks: list[AnswerReport]
+
+
+def _result(data: dict[str, Any], *, error: bool = False) -> CallToolResult:
+    """Structured content plus the same JSON as text (MCP's advice for structured tool results)."""
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+                          structured_content=data, is_error=error)
+
+
+def _error(code: str, message: str, faults: list[Fault] | tuple[Fault, ...] = (), **extra: Any) -> CallToolResult:
+    data: dict[str, Any] = {"error": code, "message": message, **extra}
+    if faults:
+        data["faults"] = [f.as_dict() for f in faults]
+    return _result(data, error=True)
+
+
+def _broker_error(exc: BrokerError) -> CallToolResult:
+    return _error(exc.code, exc.detail or exc.title, exc.faults, status=exc.status)
+
+
+# --------------------------------------------------------------------------------------------------
+# Waiting for an outcome.
+# --------------------------------------------------------------------------------------------------
+
+
+async def _await_outcome(broker: Broker, ask_id: str, who: Principal, ctx: Context, budget: float) -> AskRecord:
+    """Wait until the ask is terminal (its deadline settles it), reporting progress to a client that asked
+    for it. If the call is cancelled (the client gave up), the ask is withdrawn: nobody waits any more."""
+    end = time.monotonic() + budget + 30.0  # the scheduler settles at the deadline; this is a safety net
+    started = time.monotonic()
+    try:
+        while True:
+            record = await broker.wait(ask_id, who, min(PROGRESS_SECONDS, max(0.0, end - time.monotonic())))
+            if record.terminal:
+                return record
+            if time.monotonic() >= end:
+                return await broker.withdraw(ask_id, who=who)
+            with contextlib.suppress(Exception):
+                await ctx.report_progress(time.monotonic() - started, budget, "waiting for a person")
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+            await broker.withdraw(ask_id, who=who)
+        raise
+
+
+def _budget(timeout_seconds: float | None) -> float:
+    return min(float(timeout_seconds) if timeout_seconds else DEFAULT_TIMEOUT, MAX_TIMEOUT)
+
+
+def _routing(respondent: str | None) -> Routing | None:
+    return Routing(respondents=(Respondent(kind="human", id=respondent),)) if respondent else None
+
+
+def _elicit_outcome(record: AskRecord, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    answer = final_answer(record)
+    assert answer is not None
+    wire = codec.render_answer(record.ask, answer, meta=meta)
+    out = {**wire, "ask_id": record.id, "state": record.state.value, "timed_out": record.state.value == "timed_out"}
+    if answer.respondent is not None:
+        out["respondent"] = answer.respondent.id
+    return ElicitOutcome.model_validate(out).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _approval_outcome(record: AskRecord) -> dict[str, Any]:
+    answer = final_answer(record)
+    assert answer is not None
+    value = answer.value if isinstance(answer.value, ApprovalDecision) else None
+    out: dict[str, Any] = {"ask_id": record.id, "state": record.state.value, "outcome": answer.outcome,
+                           "decision": value.decision if value else "deny",
+                           "decided_by": value.decided_by if value else "none"}
+    if value is not None:
+        out.update(selected_option=value.selected_option, reasoning=value.reasoning)
+    if answer.respondent is not None:
+        out["respondent"] = answer.respondent.id
+    return ApprovalOutcome.model_validate(out).model_dump(mode="json", exclude_none=True)
+
+
+def _may_ask(who: Principal) -> CallToolResult | None:
+    if who.role not in ("asker", "admin"):
+        return _error("forbidden", "only an asker (or an admin) token may create asks")
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# The server.
+# --------------------------------------------------------------------------------------------------
+
+
+def build_server(app: FastAPI) -> MCPServer:
+    """The MCP server with askgate's tools, bound to ``app``'s broker (looked up per call)."""
+    server: MCPServer = MCPServer(
+        "askgate", version="0.1.0",
+        instructions="Ask a person (ask_human, request_approval, relay_elicitation), or answer the asks "
+                     "offered to you (answer_asks) through elicitation/create.")
+
+    def broker() -> Broker:
+        return app.state.broker
+
+    async def elicit_through_broker(ctx: Context, doc: Any, respondent: str | None,
+                                    timeout_seconds: float | None) -> CallToolResult:
+        who = principal_of(ctx)
+        refused = _may_ask(who)
+        if refused is not None:
+            return refused
+        version = ctx.protocol_version if ctx.protocol_version in codec.VERSIONS else codec.LATEST
+        try:
+            ask = codec.parse_request(doc, version)
+        except AskgateError as exc:
+            if exc.code == "unsupported":  # URL mode, task-augmented: JSON-RPC -32602 (protocols.md §2.4)
+                log.info("mcp_elicitation_refused", rule=exc.faults[0].rule if exc.faults else None, asker=who.id)
+                raise MCPError(code=INVALID_PARAMS, message=exc.summary,
+                               data={"faults": [f.as_dict() for f in exc.faults]}) from None
+            return _error(exc.code, exc.summary, exc.faults)
+        budget = _budget(timeout_seconds)
+        try:
+            created = await broker().create_ask(ask, asker=who, routing=_routing(respondent), timeout_seconds=budget)
+        except BrokerError as exc:
+            return _broker_error(exc)
+        record = await _await_outcome(broker(), created.record.id, who, ctx, budget)
+        return _result(_elicit_outcome(record))
+
+    @server.tool(annotations=ToolAnnotations(title="Ask a person", read_only_hint=False, open_world_hint=True))
+    async def ask_human(
+        message: Annotated[str, Field(description="what to ask the person")],
+        requested_schema: Annotated[dict[str, Any], Field(
+            description='flat MCP requestedSchema: {"type": "object", "properties": {...}, "required": [...]}')],
+        ctx: Context,
+        respondent: Annotated[str | None, Field(description="askgate id of the person to ask")] = None,
+        timeout_seconds: Annotated[float | None, Field(gt=0, description="give up after this long (seconds)")] = None,
+    ) -> Annotated[CallToolResult, ElicitOutcome]:
+        """Ask a person a question with a small form and wait for the answer (an MCP ElicitResult:
+        action accept/decline/cancel and the content). A timeout ends as action cancel, timed_out true."""
+        return await elicit_through_broker(ctx, {"message": message, "requestedSchema": requested_schema},
+                                           respondent, timeout_seconds)
+
+    @server.tool(annotations=ToolAnnotations(title="Relay an elicitation/create request", open_world_hint=True))
+    async def relay_elicitation(
+        request: Annotated[dict[str, Any], Field(
+            description="the elicitation/create params (or the whole JSON-RPC request) another server sent you")],
+        ctx: Context,
+        respondent: Annotated[str | None, Field(description="askgate id of the person to ask")] = None,
+        timeout_seconds: Annotated[float | None, Field(gt=0)] = None,
+    ) -> Annotated[CallToolResult, ElicitOutcome]:
+        """Put an MCP elicitation/create request you received to a person and return their ElicitResult.
+        Form mode only: a URL-mode or task-augmented request is refused with -32602."""
+        return await elicit_through_broker(ctx, request, respondent, timeout_seconds)
+
+    @server.tool(annotations=ToolAnnotations(title="Request approval", open_world_hint=True))
+    async def request_approval(
+        question: Annotated[str, Field(min_length=1, description="what needs approving")],
+        ctx: Context,
+        options: Annotated[list[str] | None, Field(description="choices; an allow names exactly one")] = None,
+        respondent: Annotated[str | None, Field(description="askgate id of the approver")] = None,
+        timeout_seconds: Annotated[float | None, Field(gt=0)] = None,
+        on_timeout: Annotated[Literal["deny", "allow"], Field(description="the decision if nobody answers")] = "deny",
+        details: Annotated[str | None, Field(description="context shown with the question")] = None,
+    ) -> Annotated[CallToolResult, ApprovalOutcome]:
+        """Ask a person to allow or deny, and wait for the decision. Nobody answering in time gives the
+        on_timeout decision (decided_by timeout); anything else that is not an allow is a deny."""
+        who = principal_of(ctx)
+        refused = _may_ask(who)
+        if refused is not None:
+            return refused
+        opts = tuple(options or ())
+        faults = [Fault(f"/options/{i}", "options must be unique non-empty strings", "uniqueItems")
+                  for i, o in enumerate(opts) if not o or o in opts[:i]]
+        if faults:
+            return _error("invalid_request", "invalid options", faults)
+        budget = _budget(timeout_seconds)
+        try:
+            ask = Ask(dialect=Dialect.CANONICAL, prompt=question, details=details, purpose="approval",
+                      spec=ApprovalSpec(options=opts), deadline=Deadline(timeout_seconds=budget, on_timeout=on_timeout))
+        except ValidationError as exc:
+            from askgate.broker.broker import pydantic_faults
+
+            return _error("invalid_request", "invalid approval request", pydantic_faults(exc))
+        try:
+            created = await broker().create_ask(ask, asker=who, routing=_routing(respondent))
+        except BrokerError as exc:
+            return _broker_error(exc)
+        record = await _await_outcome(broker(), created.record.id, who, ctx, budget)
+        return _result(_approval_outcome(record))
+
+    @server.tool(annotations=ToolAnnotations(title="Answer the asks offered to me", open_world_hint=False))
+    async def answer_asks(
+        ctx: Context,
+        max_asks: Annotated[int, Field(ge=1, le=100, description="stop after this many asks")] = 1,
+        wait_seconds: Annotated[float, Field(ge=0, le=600, description="wait this long for asks to arrive")] = 30.0,
+    ) -> Annotated[CallToolResult, AnswerAsksOutcome]:
+        """Put the asks offered to you to this client through elicitation/create (form mode) and record the
+        answers. Needs the elicitation capability; returns what happened to each ask."""
+        who = principal_of(ctx)
+        session = ctx.session
+        caps = session.client_capabilities
+        caps_json = caps.model_dump(mode="json", by_alias=True, exclude_none=True) if caps is not None else None
+        version = ctx.protocol_version
+        why = mcp_carriage.elicitation_refusal(caps_json, version)
+        if why is None and not session.can_send_request:
+            why = "this connection cannot carry server-to-client requests (stateless or JSON-response mode)"
+        if why is not None:
+            return _error("elicitation_unavailable", why)
+        assert version is not None
+        reports: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        end = time.monotonic() + wait_seconds
+        while len(reports) < max_asks:
+            record = await _next_offer(broker(), who, seen)
+            if record is None:
+                if time.monotonic() >= end:
+                    break
+                await anyio.sleep(POLL_SECONDS)
+                continue
+            seen.add(record.id)
+            reports.append(await _put_to_client(broker(), who, ctx, record, version))
+        outcome = AnswerAsksOutcome(protocol_version=version, asks=[AnswerReport(**r) for r in reports])
+        return _result(outcome.model_dump(mode="json", exclude_none=True))
+
+    return server
+
+
+async def _next_offer(broker: Broker, who: Principal, seen: set[str]) -> AskRecord | None:
+    """The oldest ask offered to ``who`` that is open, not waiting for consent, and not yet tried here."""
+    from askgate.broker import records
+
+    page = await broker.list_for(who, AskQuery(state="delivered", respondent=who.id, limit=100))
+    for row in reversed(page.items):
+        if row.id in seen or who.id not in row.offered_to:
+            continue
+        record = records.from_row(row)
+        if record.hold is None and not record.terminal:
+            return record
+    return None
+
+
+async def _send_elicitation(ctx: Context, params: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    """Send ``elicitation/create`` exactly as the codec rendered it, on this call's own stream, and return
+    the raw result (the codec checks it, not the SDK's models). ``ServerSession.send_request`` would
+    re-serialise the params through the SDK's models; the request-scoped channel sends them as they are."""
+    channel = ctx.session._request_outbound
+    opts: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+    return await channel.send_raw_request(codec.METHOD, params, opts or None)  # type: ignore[arg-type]
+
+
+async def _put_to_client(broker: Broker, who: Principal, ctx: Context, record: AskRecord,
+                         version: str) -> dict[str, Any]:
+    ask = record.ask
+    try:
+        params = mcp_carriage.request_for(ask, version)
+    except AskgateError as exc:
+        return {"ask_id": record.id, "status": "unsupported", "detail": exc.summary,
+                "faults": [f.as_dict() for f in exc.faults]}
+    respondent = record.routing.find(who.id) or Respondent(kind="human", id=who.id)
+    sent = params
+    faults: list[Fault] = []
+    for _round in range(MAX_ROUNDS):
+        remaining = None
+        if record.deadline_at is not None:
+            remaining = max(0.5, (record.deadline_at - broker.clock()).total_seconds())
+        try:
+            result = await _send_elicitation(ctx, sent, remaining)
+        except MCPError as exc:
+            return {"ask_id": record.id, "status": "failed", "detail": f"the client answered with error {exc.error.code}: "
+                    f"{exc.error.message}"[:300]}
+        except TimeoutError:
+            return {"ask_id": record.id, "status": "failed", "detail": "the client did not answer before the deadline"}
+        try:
+            answer = mcp_carriage.check_result(ask, result, version)
+        except AskgateError as exc:
+            faults = list(exc.faults)
+            log.info("mcp_answer_refused", ask_id=record.id, faults=len(faults))
+            sent = mcp_carriage.with_faults(params, faults)
+            continue
+        answer = answer.model_copy(update={"respondent": respondent})
+        try:
+            final = await broker.answer(record.id, mcp_carriage.canonical_answer(answer), who=who)
+        except BrokerError as exc:
+            status = "lost" if exc.status == 409 else "refused"
+            return {"ask_id": record.id, "status": status, "detail": exc.detail or exc.title,
+                    "faults": [f.as_dict() for f in exc.faults]}
+        return {"ask_id": record.id, "status": "recorded", "outcome": answer.outcome, "state": final.state.value}
+    return {"ask_id": record.id, "status": "refused", "detail": f"no acceptable answer in {MAX_ROUNDS} rounds",
+            "faults": [f.as_dict() for f in faults]}
+
+
+# --------------------------------------------------------------------------------------------------
+# Mounting.
+# --------------------------------------------------------------------------------------------------
+
+
+def mount_mcp(app: FastAPI) -> None:
+    """Serve MCP at ``/mcp`` (one call from ``create_app``); the session manager runs in the app lifespan."""
+    server = build_server(app)
+    # Builds (and keeps) the server's session manager; askgate routes to it itself, behind its own auth.
+    # A non-loopback host: no Host/Origin allow-list (the bearer token, not the Host header, guards /mcp).
+    server.streamable_http_app(streamable_http_path=PATH, host="askgate")
+    manager: StreamableHTTPSessionManager = server.session_manager
+    endpoint = AuthenticationMiddleware(
+        RequireAuthMiddleware(manager.handle_request, required_scopes=[]),
+        backend=BearerAuthBackend(AskgateTokenVerifier(app)))
+    app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    app.state.mcp_server = server
+    app.state.mcp_sessions = manager
+
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with inner(a) as state, manager.run():
+            yield state
+
+    app.router.lifespan_context = lifespan
+
+
+__all__ = ["AskgateTokenVerifier", "build_server", "mount_mcp", "principal_of"]
