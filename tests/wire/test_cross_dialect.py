@@ -48,11 +48,16 @@ def pki() -> Pki:
 
 
 @pytest.fixture(scope="module")
-def gate(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Askgate]:
+def gate(pki: Pki, tmp_path_factory: pytest.TempPathFactory, agent: AgentPeer,
+         service: ServicePeer) -> Iterator[Askgate]:
+    """askgate, whose respondent directory knows ``bot`` (the A2A agent) and ``svc`` (the service): askers
+    that can only name an id (MCP ``ask_human``) reach them too."""
     tmp = tmp_path_factory.mktemp("cross")
     pki.client_cert("askgate.test").private_key_and_cert_chain_pem.write_to_path(str(tmp / "client.pem"))
-    with running_askgate(tmp, pki, PRINCIPALS, webhook_secrets=(("svc", SECRET),),
+    directory = (("bot", "agent", agent.url), ("svc", "service", service.url))
+    with running_askgate(tmp, pki, PRINCIPALS, webhook_secrets=(("svc", SECRET),), respondent_directory=directory,
                          outbound_client_cert=str(tmp / "client.pem")) as g:
+        service.gate = g
         yield g
 
 
@@ -71,7 +76,7 @@ class AgentPeer:
 
 
 @pytest.fixture(scope="module")
-def agent(pki: Pki, gate: Askgate) -> Iterator[AgentPeer]:
+def agent(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentPeer]:
     """A scripted a2a-sdk agent over HTTPS: it answers whatever askgate puts to it with the typed part."""
     from tests.wire.a2a.agent import running_agent
 
@@ -79,15 +84,15 @@ def agent(pki: Pki, gate: Askgate) -> Iterator[AgentPeer]:
         typed = next(p["data"]["elicitation/v1"] for p in msg["parts"] if "elicitation/v1" in p.get("data", {}))
         return "complete", {"action": "accept", "content": decision_for(typed["requestedSchema"])}
 
-    with running_agent(script, ssl=pki.write_files(gate.tmp)) as (url, executor):
+    with running_agent(script, ssl=pki.write_files(tmp_path_factory.mktemp("agent"))) as (url, executor):
         yield AgentPeer(url, executor.seen)
 
 
 class ServicePeer:
     """A service respondent: verifies each signed webhook, then answers through askgate's API."""
 
-    def __init__(self, gate: Askgate) -> None:
-        self.gate = gate
+    def __init__(self) -> None:
+        self.gate: Askgate | None = None  # set once askgate runs (it is started after its respondents)
         self.guard = ReplayGuard()
         self.offers: list[dict[str, Any]] = []
         self.answers: list[httpx.Response] = []
@@ -102,6 +107,7 @@ class ServicePeer:
 
     def answer(self, offer: dict[str, Any]) -> None:
         ask = offer["ask"]
+        assert self.gate is not None
         with self.gate.client("svc") as c:
             if ask["dialect"] == "acs":  # an ACS approver answers over ACS (bearer token = approver id)
                 body = {"jsonrpc": "2.0", "id": 1, "method": "ask/answer",
@@ -114,8 +120,8 @@ class ServicePeer:
 
 
 @pytest.fixture(scope="module")
-def service(pki: Pki, gate: Askgate) -> Iterator[ServicePeer]:
-    peer = ServicePeer(gate)
+def service(pki: Pki) -> Iterator[ServicePeer]:
+    peer = ServicePeer()
     with https_server(pki, peer, require_client_cert=True) as srv:
         peer.url = srv.url + "/askgate/offers"
         yield peer
@@ -253,7 +259,31 @@ async def ask_acs(gate: Askgate, respondent: dict[str, Any], prompt: str,
     return dict(r.json())
 
 
-ASKERS = {"a2a-elicitation": ask_a2a, "aqp": ask_aqp, "acs": ask_acs}
+async def ask_mcp(gate: Askgate, respondent: dict[str, Any], prompt: str,
+                  human: Callable[[], Awaitable[Any]] | None) -> dict[str, Any]:
+    """An MCP agent (mcp SDK client session over streamable HTTP) calls askgate's ``ask_human`` tool with a
+    flat requested schema, naming the respondent by id; returns the tool's ElicitResult."""
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {gate.tokens['asker']}"},
+                              timeout=httpx2.Timeout(90.0), trust_env=False, verify=gate.pki.client_context())
+    async with (http, streamable_http_client(gate.url + "/mcp", http_client=http) as (read, write),
+                ClientSession(read, write) as session):
+        await session.initialize()
+        call = asyncio.ensure_future(session.call_tool("ask_human", {
+            "message": prompt, "requested_schema": FORM_SCHEMA, "respondent": respondent["id"],
+            "timeout_seconds": 60}))
+        if human is not None:
+            await human()
+        result = await call
+    assert not result.is_error, result
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+ASKERS = {"a2a-elicitation": ask_a2a, "mcp-elicitation": ask_mcp, "aqp": ask_aqp, "acs": ask_acs}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -282,7 +312,13 @@ def check_acs(out: dict[str, Any], kind: str) -> None:
     assert re.fullmatch(r"[0-9a-f]{64}", result["chain_hash"])
 
 
-CHECKS = {"a2a-elicitation": check_a2a, "aqp": check_aqp, "acs": check_acs}
+def check_mcp(out: dict[str, Any], kind: str) -> None:
+    assert out["action"] == "accept" and out["content"] == {FIELD: True}, out
+    assert out["state"] == "answered" and out["timed_out"] is False
+    assert out["respondent"] == {"human": "alice", "agent": "bot", "service": "svc"}[kind]
+
+
+CHECKS = {"a2a-elicitation": check_a2a, "mcp-elicitation": check_mcp, "aqp": check_aqp, "acs": check_acs}
 
 
 async def run_pair(dialect: str, kind: str, gate: Askgate, agent: AgentPeer, service: ServicePeer) -> None:
@@ -323,6 +359,20 @@ async def test_a2a_elicitation_answered_by_an_agent(gate: Askgate, agent: AgentP
 
 async def test_a2a_elicitation_answered_by_a_service(gate: Askgate, agent: AgentPeer, service: ServicePeer) -> None:
     await run_pair("a2a-elicitation", "service", gate, agent, service)
+
+
+async def test_mcp_elicitation_answered_by_a_person_in_the_inbox(gate: Askgate, agent: AgentPeer,
+                                                                 service: ServicePeer) -> None:
+    await run_pair("mcp-elicitation", "human", gate, agent, service)
+
+
+async def test_mcp_elicitation_answered_by_an_agent(gate: Askgate, agent: AgentPeer, service: ServicePeer) -> None:
+    await run_pair("mcp-elicitation", "agent", gate, agent, service)
+
+
+async def test_mcp_elicitation_answered_by_a_service(gate: Askgate, agent: AgentPeer,
+                                                     service: ServicePeer) -> None:
+    await run_pair("mcp-elicitation", "service", gate, agent, service)
 
 
 async def test_aqp_query_answered_by_a_person(gate: Askgate, agent: AgentPeer, service: ServicePeer) -> None:
