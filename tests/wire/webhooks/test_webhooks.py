@@ -86,12 +86,14 @@ def test_service_gets_a_signed_mtls_webhook_and_answers_via_the_api(gate: Askgat
     service = Service(gate, lambda ask: {"format": "boolean", "value": True})
     with https_server(pki, service, require_client_cert=True) as hook:
         doc = aqp_query()
+        doc["delivery"]["authorization"] = "Token must-never-reach-a-respondent"
         with gate.client("agent-a") as c:
             r = c.post("/aqp/queries", params={"routing": routing(hook.url + "/askgate/offers")}, json=doc)
         assert r.status_code == 202, r.text
         wait_for(lambda: service.answers)
         got = hook.received[0]
     assert got.path == "/askgate/offers"
+    assert b"must-never-reach" not in got.body  # the asker's credential never reaches a respondent
     assert dict(got.peer_cert["subjectAltName"])["DNS"] == "askgate.test"  # type: ignore[index]
     assert got.headers["content-type"] == "application/json"
     assert got.headers["idempotency-key"].endswith(":offer")
