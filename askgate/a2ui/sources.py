@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, Callable
 
 __all__ = [
     "SPEC_ALIGNMENT",
@@ -37,6 +37,17 @@ __all__ = [
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 _V09_LAYOUT = "/components/{name}/allOf/2/properties/{prop}"
+
+
+def _reordered(*keys: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Move ``keys`` to the front of a schema object, in that order."""
+
+    def apply(node: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: node[k] for k in keys if k in node}, **{k: v for k, v in node.items() if k not in keys}}
+
+    return apply
+
+
 
 # (version, document, JSON pointer, value or old -> new function, why). The order of an ``enum`` appears verbatim in jsonschema's
 # "is not one of [...]" message, the order of ``required`` decides which "'x' is a required property"
@@ -67,6 +78,10 @@ SPEC_ALIGNMENT: tuple[tuple[str, str, str, Any, str], ...] = (
                                      "required": ["path"], "additionalProperties": False}],
      "v0.9 names an icon or binds the name by path; {svgPath} icons and the generic DataBinding branch are "
      "newer upstream"),
+    ("0.8", "catalog", "/components/MultipleChoice", _reordered("type", "additionalProperties", "required"),
+     "keyword order (which error is reported first): the one v0.8 node the general rule misses"),
+    ("0.9", "catalog", _V09_LAYOUT.format(name="Tabs", prop="tabs"), _reordered("type", "minItems", "items"),
+     "keyword order (which error is reported first): the one node the general keyword-order rule misses"),
 )
 
 
@@ -96,7 +111,39 @@ def _set(doc: Any, pointer: str, value: Any) -> None:
         node[last] = value
 
 
+_NAME_MAPS = frozenset({"properties", "$defs", "components", "functions", "patternProperties", "dependentSchemas"})
+_DATA_KEYS = frozenset({"const", "enum", "default", "examples"})
+_OBJECT_KEYWORDS = ("properties", "required", "anyOf", "additionalProperties", "unevaluatedProperties")
+
+
+def _keyword_order(node: Any, version: str, in_name_map: bool = False) -> Any:
+    """Reorder schema keywords the way the spec writes them (jsonschema reports errors in keyword order).
+
+    a2ui-core emits keywords alphabetically (v0.8) or grouped differently (v0.9). The spec puts ``type``
+    first, and in v0.9 writes ``properties``, ``required``, ``anyOf``, ``additionalProperties``,
+    ``unevaluatedProperties`` in that order. Name maps (``properties``, ``$defs`` ...) keep their order,
+    and data (``const``, ``enum`` ...) is not touched.
+    """
+    if isinstance(node, list):
+        return [_keyword_order(item, version) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if in_name_map:
+        return {k: _keyword_order(v, version) for k, v in node.items()}
+    keys = list(node)
+    if "type" in keys:
+        keys.remove("type")
+        keys.insert(0, "type")
+    if version == "0.9":
+        slots = [i for i, k in enumerate(keys) if k in _OBJECT_KEYWORDS]
+        for i, k in zip(slots, sorted((keys[i] for i in slots), key=_OBJECT_KEYWORDS.index)):
+            keys[i] = k
+    return {k: node[k] if k in _DATA_KEYS else _keyword_order(node[k], version, k in _NAME_MAPS) for k in keys}
+
+
 def _aligned(version: str, document: str, schema: Any) -> Any:
+    if document == "catalog":
+        schema = _keyword_order(schema, version)
     for v, doc, pointer, value, _why in SPEC_ALIGNMENT:
         if v == version and doc == document:
             _set(schema, pointer, value if callable(value) else json.loads(json.dumps(value)))

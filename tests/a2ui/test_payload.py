@@ -72,7 +72,7 @@ def test_commas_inside_strings_stay() -> None:
     assert remove_trailing_commas('["a,]", "b\\",}",]') == '["a,]", "b\\",}"]'
 
 
-@settings(max_examples=examples(2000), deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.text())
 def test_arbitrary_text_only_parse_errors(text: str) -> None:
     try:
@@ -82,7 +82,7 @@ def test_arbitrary_text_only_parse_errors(text: str) -> None:
     assert parts and all(isinstance(p.a2ui_json, list) for p in parts if p.a2ui_json is not None)
 
 
-@settings(max_examples=examples(2000), deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.text(alphabet=st.sampled_from('[]{},:" \\\n\u201c\u201d\u2018\u2019ab01'), max_size=40))
 def test_json_like_text_only_parse_errors(text: str) -> None:
     try:
@@ -104,7 +104,7 @@ def _with_trailing_commas(value: Any) -> str:
     return json.dumps(value)
 
 
-@settings(max_examples=examples(1000), deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(JSON, max_size=4), st.text(alphabet=st.characters(exclude_characters="<"), max_size=10),
        st.sampled_from(["", "```json\n", "```\n"]))
 def test_round_trip_through_tags_fences_and_commas(value: list[Any], before: str, fence: str) -> None:
@@ -115,7 +115,7 @@ def test_round_trip_through_tags_fences_and_commas(value: list[Any], before: str
     assert len(parts) == 1
 
 
-@settings(max_examples=examples(1000), deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(JSON)
 def test_fix_payload_wraps_exactly_non_lists(value: Any) -> None:
     assert fix_payload(json.dumps(value)) == (value if isinstance(value, list) else [value])

@@ -74,7 +74,7 @@ def _corpus(shared: Path) -> tuple[list[A2uiCatalog], list[dict[str, Any]]]:
         cid = basic.catalog_id or ""
         for n, payload in enumerate(invalid_payloads(version, cid)):
             items.append({"catalog": idx, "payload": payload, "origin": f"bench invalid {version} #{n}"})
-        for seed in range(examples(300)):
+        for seed in range(examples(150)):
             items.append({"catalog": idx, "payload": mutated(version, cid, seed),
                           "origin": f"mutated {version} seed={seed}"})
             items.append({"catalog": idx, "payload": mutated_zoo(version, cid, seed),
