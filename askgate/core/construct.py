@@ -1,10 +1,18 @@
 """Build already-validated canonical models without re-validating them.
 
-``BaseModel.model_construct`` still costs ~25 µs for an :class:`~askgate.core.model.Ask` (it walks
-every field and copies defaults), which alone would eat the request-validation budget of issue #2.
-The codecs only call :func:`make` after their hand-compiled checks passed, with values of the right
-types and every field given in declaration order (the serialisation order), so filling the instance
-directly is equivalent and an order of magnitude cheaper.
+The codecs check a document once, by hand-compiled rules, and only then build the canonical models.
+Pydantic's ``BaseModel.model_construct`` still walks every field and copies defaults (~25 µs for an
+:class:`~askgate.core.model.Ask`), which alone would eat the request-validation budget of issue #2, so
+these helpers fill the instance directly: one dict for ``__dict__`` plus the three pydantic slots.
+
+- :func:`make`: every field given, in declaration order (the serialisation order); the cheapest.
+- :func:`construct`: ``model_construct(**values)`` semantics (omitted fields take their defaults,
+  ``model_fields_set`` is the given names) from a per-class template computed once.
+- :func:`option`: the most frequent model by far (one per enum value).
+
+Only for data already checked against the model's constraints. Models built here are frozen, so a
+fields set may be shared between instances (pydantic only ever mutates the *copy* it makes in
+``model_copy(update=...)``).
 """
 
 from __future__ import annotations
@@ -12,6 +20,8 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+
+from askgate.core.model import Option
 
 M = TypeVar("M", bound=BaseModel)
 _new = object.__new__
@@ -22,12 +32,21 @@ _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _COUNTS: dict[type, int] = {}
 _ALL_SET: dict[type, set[str]] = {}
+_REQUIRED: Any = object()
+_TEMPLATES: dict[type, tuple[dict[str, Any], tuple[str, ...]]] = {}
 
 
 def _count(cls: type[BaseModel]) -> int:
     n = _COUNTS[cls] = len(cls.model_fields)  # the class property costs ~1 µs per access: cache it
     _ALL_SET[cls] = set(cls.model_fields)
     return n
+
+
+def all_fields(cls: type[BaseModel]) -> set[str]:
+    """The (shared) set of every field name of ``cls``: the fields set of a model built by :func:`make`."""
+    if cls not in _ALL_SET:
+        _count(cls)
+    return _ALL_SET[cls]
 
 
 def make(
@@ -40,10 +59,9 @@ def make(
     """An instance of ``cls`` holding ``data``: *every* field, in declaration order, already valid.
 
     ``extra`` holds the extra members of an ``extra="allow"`` model (``{}`` when there are none);
-    ``fields_set`` defaults to every field (one set per class, shared: models built here are frozen,
-    and pydantic only ever mutates the *copy* it makes in ``model_copy(update=...)``). The only check
-    is the field count, which catches a field added to the model and not to the caller (the codec
-    tests also round-trip built objects through ``model_validate``).
+    ``fields_set`` defaults to every field (one set per class, shared). The only check is the field
+    count, which catches a field added to the model and not to the caller (the codec tests also
+    round-trip built objects through ``model_validate``).
     """
     if len(data) != (_COUNTS.get(cls) or _count(cls)):
         raise TypeError(f"{cls.__name__} needs all {len(cls.model_fields)} fields, got {sorted(data)}")
@@ -51,5 +69,53 @@ def make(
     _set_dict(obj, data)
     _set_fields_set(obj, _ALL_SET[cls] if fields_set is None else fields_set)
     _set_extra(obj, extra)
+    _set_private(obj, None)
+    return obj
+
+
+def _template(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """All fields in declaration order (required ones as a placeholder) and the mutable defaults."""
+    template: dict[str, Any] = {}
+    mutable: list[str] = []
+    for name, info in cls.model_fields.items():
+        if info.is_required():
+            template[name] = _REQUIRED
+            continue
+        template[name] = info.get_default(call_default_factory=True)
+        if isinstance(template[name], (dict, list, set)):
+            mutable.append(name)
+    found = _TEMPLATES[cls] = (template, tuple(mutable))
+    return found
+
+
+def construct(cls: type[M], **values: Any) -> M:
+    """``cls.model_construct(**values)`` for trusted data, without per-call default copying.
+
+    Field order is the model's (updating a copied template keeps key order). Mutable defaults
+    (``{}``/``[]``) are still fresh per instance; immutable ones are shared.
+    """
+    template, mutable = _TEMPLATES.get(cls) or _template(cls)
+    data = template.copy()
+    data.update(values)
+    for name in mutable:
+        if name not in values:
+            data[name] = type(template[name])()
+    obj = _new(cls)
+    _set_dict(obj, data)
+    _set_fields_set(obj, set(values))
+    _set_extra(obj, None)
+    _set_private(obj, None)
+    return obj
+
+
+_OPTION_SET = {"value", "label"}
+
+
+def option(value: str, label: str | None) -> Option:
+    """A checked :class:`~askgate.core.model.Option`."""
+    obj = _new(Option)
+    _set_dict(obj, {"value": value, "label": label})
+    _set_fields_set(obj, _OPTION_SET)
+    _set_extra(obj, None)
     _set_private(obj, None)
     return obj

@@ -13,7 +13,7 @@ from typing import Any
 from askgate.core.answers import check_value, normalise_value
 from askgate.core.model import Answer, AnswerSpec, Ask, Deadline, FormSpec, Respondent
 from askgate.errors import Fault, raise_if_faults
-from askgate.protocols.fastmodel import construct
+from askgate.core.construct import construct
 from askgate.protocols.flat_schema import WRAPPED_FIELD, as_form
 
 ACTIONS = ("accept", "decline", "cancel")

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from askgate.core.model import BooleanField, ChoiceField, FormSpec, IntegerField, NumberField, StringField
-from askgate.protocols.fastmodel import construct, option
+from askgate.core.construct import construct, option
 
 MAX_SAFE = 2**53 - 1
 _FORMATS = frozenset({"email", "uri", "date", "date-time"})

@@ -5,7 +5,7 @@ schema's closed keyword sets *and* the runtime rules of protocols.md §1.4 in th
 the reference runtime's exact messages, and collects every fault (the first one is what the reference
 runtime would report). The MCP 2025-11-25 widening (§2.2: ``$schema``, titled ``oneOf``, multi-select
 arrays, ``pattern``) is switched on by the profile. Only once the schema is known to be valid are the
-canonical field models built (with ``fastmodel.construct``: the data is already checked), which keeps
+canonical field models built (with ``askgate.core.construct``: the data is already checked), which keeps
 request validation far cheaper than a generic JSON Schema engine. Valid, common schemas take the
 optimistic fast path in ``flat_fast`` first; anything else runs :func:`full_pass`.
 
@@ -38,7 +38,7 @@ from askgate.core.model import (
 from askgate.errors import AskgateError, Fault
 from askgate.core.ecma_pattern import PatternError, translate
 from askgate.core.formats import check_format
-from askgate.protocols.fastmodel import construct
+from askgate.core.construct import construct
 from askgate.protocols.flat_fast import fast_form
 
 PROFILES = ("a2a", "mcp-2025-06-18", "mcp-2025-11-25", "aqp")
