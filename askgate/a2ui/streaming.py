@@ -753,9 +753,18 @@ class StreamParser:
             return
         raw = text if text is not None else json.dumps(comp)
         known = cid in self._seen
+        if known:
+            if self._raw.get(cid) == raw:
+                self._seen[cid] = comp
+                return
+            old = self._seen[cid]
+            # Same content written differently (a healed fragment, then the complete object): nothing
+            # to redo. JSON-equal only: == alone would take 1 for 1.0 or True.
+            if old == comp and json.dumps(old) == json.dumps(comp):
+                self._seen[cid] = comp
+                self._raw[cid] = raw
+                return
         self._seen[cid] = comp
-        if known and self._raw.get(cid) == raw:
-            return
         self._raw[cid] = raw
         self._stale.add(cid)
         self._topo.update(cid, comp, self._seen)
