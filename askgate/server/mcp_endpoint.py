@@ -385,6 +385,33 @@ async def _send_elicitation(ctx: Context, params: dict[str, Any], timeout: float
     return await channel.send_raw_request(codec.METHOD, params, opts or None)  # type: ignore[arg-type]
 
 
+async def _elicit_unless_settled(broker: Broker, who: Principal, ctx: Context, ask_id: str, params: dict[str, Any],
+                                 timeout: float | None) -> dict[str, Any] | None:
+    """Send the elicitation while watching the ask: if it is settled elsewhere first (another respondent,
+    its deadline, the asker withdrawing), the pending request is cancelled and None returned."""
+    outcome: dict[str, Any] = {}
+
+    async def send(scope: anyio.CancelScope) -> None:
+        try:
+            outcome["result"] = await _send_elicitation(ctx, params, timeout)
+        except (MCPError, TimeoutError) as exc:
+            outcome["error"] = exc
+        scope.cancel()
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        with contextlib.suppress(BrokerError):
+            while not (await broker.wait(ask_id, who, 30.0)).terminal:
+                pass
+        scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(send, tg.cancel_scope)
+        tg.start_soon(watch, tg.cancel_scope)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("result")
+
+
 async def _put_to_client(broker: Broker, who: Principal, ctx: Context, record: AskRecord,
                          version: str) -> dict[str, Any]:
     ask = record.ask
@@ -401,12 +428,16 @@ async def _put_to_client(broker: Broker, who: Principal, ctx: Context, record: A
         if record.deadline_at is not None:
             remaining = max(0.5, (record.deadline_at - broker.clock()).total_seconds())
         try:
-            result = await _send_elicitation(ctx, sent, remaining)
+            result = await _elicit_unless_settled(broker, who, ctx, record.id, sent, remaining)
         except MCPError as exc:
             return {"ask_id": record.id, "status": "failed", "detail": f"the client answered with error {exc.error.code}: "
                     f"{exc.error.message}"[:300]}
         except TimeoutError:
             return {"ask_id": record.id, "status": "failed", "detail": "the client did not answer before the deadline"}
+        if result is None:
+            current = await broker.get(record.id)
+            return {"ask_id": record.id, "status": "lost", "state": current.state.value if current else None,
+                    "detail": "the ask was settled elsewhere; the elicitation was cancelled"}
         try:
             answer = mcp_carriage.check_result(ask, result, version)
         except AskgateError as exc:

@@ -382,3 +382,53 @@ def test_codec_rendering_is_what_the_peer_receives() -> None:
     ask = codec.parse_request({"message": "m", "requestedSchema": SCHEMA})
     assert codec.render_request(ask, "2025-06-18") == {"message": "m", "requestedSchema": SCHEMA}
     assert codec.client_capabilities("2025-06-18") == {}
+
+
+async def test_an_ask_settled_elsewhere_cancels_the_pending_elicitation(gate: Askgate) -> None:
+    with gate.http("other-agent") as http:
+        r = http.post("/v1/asks", json={"message": "First wins", "requestedSchema": SCHEMA},
+                      params={"dialect": "mcp-elicitation", "respondent": ["alice", "bob"], "rule": "first"})
+    ask_id = r.json()["id"]
+    got_it = asyncio.Event()
+    cancelled: list[bool] = []
+
+    async def slow(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        got_it.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return types.ElicitResult(action="decline")
+
+    async def alice_answers() -> int:
+        await got_it.wait()
+        with gate.http("alice") as http:
+            return (await asyncio.to_thread(http.post, f"/v1/asks/{ask_id}/answer",
+                                            json={"action": "accept", "content": {"name": "A", "count": 1}})).status_code
+
+    started = time.monotonic()
+    async with gate.session("bob", elicitation_callback=slow) as bob:
+        alice = asyncio.create_task(alice_answers())
+        report = structured(await bob.call_tool("answer_asks", {"wait_seconds": 5}))
+        assert await alice == 200
+    [entry] = [a for a in report["asks"] if a["ask_id"] == ask_id]
+    assert entry["status"] == "lost" and entry["state"] == "answered"
+    assert cancelled == [True]  # the client was told: notifications/cancelled
+    assert time.monotonic() - started < 10
+    assert view(gate, ask_id)["outcome"]["respondent"]["id"] == "alice"
+
+
+async def test_an_asker_that_gives_up_withdraws_its_ask(gate: Askgate) -> None:
+    async with gate.session("agent") as s:
+        with pytest.raises(MCPError) as err:
+            await s.call_tool("ask_human", {"message": "Impatient", "requested_schema": SCHEMA, "respondent": "dave",
+                                            "timeout_seconds": 60}, read_timeout_seconds=1)
+        assert err.value.error.code == -32001  # the SDK's own request timeout (it sends notifications/cancelled)
+        with gate.http("agent") as http:
+            [mine] = [v for v in http.get("/v1/asks").json()["items"] if v["prompt"] == "Impatient"]
+            for _ in range(100):
+                if http.get(f"/v1/asks/{mine['id']}").json()["state"] == "withdrawn":
+                    break
+                await asyncio.sleep(0.05)
+            assert http.get(f"/v1/asks/{mine['id']}").json()["state"] == "withdrawn"
