@@ -47,6 +47,7 @@ ASK_KEY = "askgate/ask"
 FAULTS_KEY = "askgate/faults"
 META = "askgate"
 _WAIT_SLICE = 30.0
+MAX_HISTORY = 200
 _POLL = 0.25
 
 
@@ -354,6 +355,11 @@ class AskgateExecutor(AgentExecutor):
             await updater.update_status(task.status.state, _agent_message(
                 updater.task_id, updater.context_id,
                 [new_text_part("This task is waiting for the respondent; it completes with the answer.")]))
+            return
+        if len(task.history) >= MAX_HISTORY:  # protocols.md §1.2: a task's history holds at most 200 messages
+            self._claimed.pop(ask_id, None)
+            await updater.failed(_agent_message(updater.task_id, updater.context_id, [new_text_part(
+                f"Too many messages on this task (at most {MAX_HISTORY}); start a new session to answer.")]))
             return
         current = await self.broker.get(ask_id)
         acting = self.acting_for(who, current) if current is not None else None

@@ -459,3 +459,26 @@ async def test_a_bearer_agent_approver_answers_an_acs_ask_over_a2a(askgate_serve
     result = view["response"]["result"]
     assert result["decision"] == "allow" and result["policy_data"]["askgate"]["approver"]["id"] == "agent:ops"
     await bot.close()
+
+
+def test_request_bodies_over_one_mebibyte_are_refused(askgate_server: Askgate) -> None:
+    body = {"message": {"role": "ROLE_USER", "messageId": "big", "parts": [{"text": "x" * (1024 * 1024)}]}}
+    with askgate_server.http("bot") as c:
+        r = c.post("/a2a/message:send", json=body, headers={"A2A-Version": "1.0"})
+    assert r.status_code == 413
+
+
+async def test_a_session_is_bounded_to_200_history_messages(askgate_server: Askgate, monkeypatch: pytest.MonkeyPatch) -> None:
+    from askgate.server.a2a import executor
+
+    monkeypatch.setattr(executor, "MAX_HISTORY", 4)  # the same code path as 200, in fewer rounds
+    ask_id = offer(askgate_server, NAME, "eve")
+    client = await askgate_server.client("eve")
+    task = (await send(client, user_message({"text": "ready"}, metadata={"askgate": {"ask_id": ask_id}})))["task"]
+    states = []
+    for _ in range(3):
+        t = (await send(client, user_message({"text": "X"}, task_id=task["id"], context_id=task["contextId"])))["task"]
+        states.append(t["status"]["state"])
+    assert states[0] == "TASK_STATE_INPUT_REQUIRED" and states[-1] == "TASK_STATE_FAILED"
+    assert ask_view(askgate_server, ask_id)["state"] == "delivered"  # the ask itself is untouched
+    await client.close()
