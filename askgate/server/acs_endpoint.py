@@ -30,19 +30,21 @@ An approver answering ``ask`` gets ``-32003`` (CAPABILITY_NOT_NEGOTIATED); the r
 ASK stays pending. Other errors: ``-32700`` not JSON, ``-32600`` not a JSON-RPC request, ``-32601``
 unknown method, ``-32602`` invalid params (faults in ``error.data.faults``), ``-32000``
 (SESSION_REFUSED) unauthenticated or not the approver, ``-32005`` (REPLAY_DETECTED) an answer to an ASK
-that is already decided (the resolution is in ``error.data``). HTTP status is 200 for every JSON-RPC
+that is already decided (the resolution is in ``error.data``), or a different ASK submitted under a
+``request_id`` already used (the same ASK again is the same ask: a retried submission gets its resolution). HTTP status is 200 for every JSON-RPC
 response.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from askgate.broker import Broker, BrokerError
+from askgate.broker import Broker, BrokerError, Idempotency, body_hash
 from askgate.broker.records import _ACS_NS
 from askgate.core.lifecycle import AskRecord, AuditEvent
 from askgate.core.model import Dialect
@@ -157,14 +159,31 @@ async def _submit(request: Request, params: dict[str, Any], rpc_id: Any) -> dict
         raise RpcError("INVALID_PARAMS", 'params.ask is required (ask_details, an ask result or its envelope)')
     broker = _broker(request)
     try:
-        created = await broker.create(params["ask"], asker=who, dialect="acs", binding=params.get("binding"))
+        created = await broker.create(params["ask"], asker=who, dialect="acs", binding=params.get("binding"),
+                                      idempotency=_idempotency(params))
     except BrokerError as exc:
+        if exc.code == "idempotency_conflict":
+            raise RpcError("REPLAY_DETECTED", "this request_id was already used for a different ASK") from None
         name = "UNSUPPORTED_VERSION" if exc.code == "unsupported_version" else "INVALID_PARAMS"
         raise RpcError(name, exc.title, {"faults": [f.as_dict() for f in exc.faults]}) from None
     record = created.record
     if params.get("wait", True) is False:
         return {"jsonrpc": "2.0", "id": rpc_id, "result": _pending(record)}
     return await _await_resolution(broker, record, who, rpc_id, None)
+
+
+def _idempotency(params: dict[str, Any]) -> Idempotency | None:
+    """The ASK's ``request_id`` (binding, else the Guardian's result) keys a retried submission: the same
+    ASK again is the same ask (its resolution once decided); a different ASK under it is a replay."""
+    ask, binding = params.get("ask"), params.get("binding")
+    rid = binding.get("request_id") if isinstance(binding, dict) else None
+    if rid is None and isinstance(ask, dict):
+        result = ask.get("result") if isinstance(ask.get("result"), dict) else ask
+        rid = result.get("request_id")
+    if not isinstance(rid, str) or not rid or len(rid) > 200:
+        return None
+    return Idempotency("acs:" + rid, body_hash(json.dumps([ask, binding], sort_keys=True, separators=(",", ":"),
+                                                          ensure_ascii=False)))
 
 
 async def _await_resolution(broker: Broker, record: AskRecord, who: Principal, rpc_id: Any,

@@ -279,3 +279,18 @@ async def test_invalid_asks_carry_every_fault(gate: Askgate) -> None:
     async with gate.aclient("lead") as c:  # a respondent may not submit
         assert (await call(c, "ask/submit", {"ask": details({"type": "human", "id": "lead"})}))["error"][
             "code"] == -32000
+
+
+async def test_a_retried_submission_is_the_same_ask_and_a_reused_request_id_is_a_replay(gate: Askgate) -> None:
+    bind = binding()
+    ask = details({"type": "human", "id": "lead"})
+    first = await submit_nowait(gate, ask, bind)
+    assert await submit_nowait(gate, ask, bind) == first
+    async with gate.aclient("guardian") as c:
+        other = await call(c, "ask/submit", {"ask": dict(ask, question="Something else?"), "binding": bind,
+                                             "wait": False})
+        assert other["error"]["code"] == -32005
+        async with gate.aclient("lead") as lead:
+            await call(lead, "ask/answer", {"ask_id": first, "decision": {"decision": "deny", "reasoning": "no"}})
+        again = await call(c, "ask/submit", {"ask": ask, "binding": bind}, rpc_id="retry")
+    assert again["id"] == "retry" and again["result"]["decision"] == "deny"
