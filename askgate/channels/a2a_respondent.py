@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 import structlog
 from a2a.client import A2ACardResolver, Client, ClientCallContext, ClientConfig, ClientFactory
-from a2a.types.a2a_pb2 import AgentCard, GetTaskRequest, Message, SendMessageRequest, Task, TaskState
+from a2a.types.a2a_pb2 import AgentCard, GetTaskRequest, Message, SendMessageRequest
 from a2a.utils.constants import TransportProtocol
 from google.protobuf import json_format
 
@@ -465,5 +465,18 @@ class A2ARespondents(BrokerPlugin):
             return False
 
 
-__all__ = ["A2ARespondents", "A2AReply", "A2ASendError", "MAX_ROUNDS", "a2a_client", "approval_request",
-           "ask_message", "follow", "peer_identities", "policy_for_app", "resolve_card", "send_a2a_message", "send_with"]
+__all__ = [
+    "MAX_ROUNDS",
+    "A2AReply",
+    "A2ARespondents",
+    "A2ASendError",
+    "a2a_client",
+    "approval_request",
+    "ask_message",
+    "follow",
+    "peer_identities",
+    "policy_for_app",
+    "resolve_card",
+    "send_a2a_message",
+    "send_with",
+]

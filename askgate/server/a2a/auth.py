@@ -103,5 +103,12 @@ def principal_of(ctx: ServerCallContext) -> Principal:
     raise PermissionError("unauthenticated")
 
 
-__all__ = ["A2APrincipal", "BearerBackend", "ContextBuilder", "HTTP_EXTENSION_HEADER", "PrincipalUser",
-           "auth_error", "principal_of"]
+__all__ = [
+    "HTTP_EXTENSION_HEADER",
+    "A2APrincipal",
+    "BearerBackend",
+    "ContextBuilder",
+    "PrincipalUser",
+    "auth_error",
+    "principal_of",
+]

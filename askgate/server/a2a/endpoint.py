@@ -30,7 +30,6 @@ from askgate.server.a2a.executor import AskgateExecutor
 from askgate.server.a2a.handler import AskgateRequestHandler
 from askgate.server.a2a.rawbody import RawMessageMiddleware
 
-
 #: A task parked in input-required leaves memory after this long; a later message reloads it from the store.
 INTERRUPTED_RELEASE_SECONDS = 300.0
 

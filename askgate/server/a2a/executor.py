@@ -31,8 +31,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Message, Part, Role, Task, TaskState, TaskStatus
 from google.protobuf import json_format, struct_pb2
 
-from askgate.broker import Broker, BrokerError, Idempotency, body_hash
-from askgate.broker import records
+from askgate.broker import Broker, BrokerError, Idempotency, body_hash, records
 from askgate.core.lifecycle import AskRecord, Routing, final_answer
 from askgate.core.model import Dialect, Respondent
 from askgate.errors import AskgateError, Fault

@@ -18,7 +18,6 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types.a2a_pb2 import GetTaskRequest, Message, SendMessageRequest, Task
 from a2a.utils.errors import A2AError, InvalidRequestError, TaskNotFoundError
 
-
 DUPLICATE_MESSAGE_ID = "DUPLICATE_MESSAGE_ID: this messageId was already used on this task with a different message"
 
 

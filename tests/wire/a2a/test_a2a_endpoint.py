@@ -17,6 +17,7 @@ import pytest
 from a2a.client import A2ACardResolver
 from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest
 from a2a.utils.constants import TransportProtocol
+from a2a.utils.errors import A2AError
 from google.protobuf import json_format
 
 from askgate.protocols.a2a_carriage import EXTENSION_URI
@@ -52,7 +53,8 @@ def answer_part(action: str, content: dict[str, Any] | None = None) -> dict[str,
 
 
 async def test_agent_card_declares_the_optional_extension(askgate_server: Askgate) -> None:
-    raw = httpx.get(askgate_server.url + "/.well-known/agent-card.json").json()
+    async with httpx.AsyncClient() as http:
+        raw = (await http.get(askgate_server.url + "/.well-known/agent-card.json")).json()
     exts = raw["capabilities"]["extensions"]
     assert [e["uri"] for e in exts] == [EXTENSION_URI]
     assert exts[0]["required"] is False  # written out explicitly, not merely defaulted
@@ -120,7 +122,7 @@ async def test_typed_answer_session_with_the_extension(askgate_server: Askgate) 
 
     # the task is terminal: a further answer on it is refused by the A2A layer
     late = user_message(answer_part("accept", {"region": "us"}), task_id=first["id"], context_id=first["contextId"])
-    with pytest.raises(Exception) as err:
+    with pytest.raises(A2AError) as err:
         await send(client, late)
     assert "terminal" in str(err.value).lower() or "unsupported" in str(err.value).lower()
     assert ask_view(askgate_server, ask_id)["outcome"]["value"]["region"] == "eu"
@@ -175,13 +177,13 @@ async def test_continuation_guards(askgate_server: Askgate) -> None:
     carol = await askgate_server.client("carol")
     task = (await send(bob, user_message({"text": "ready"})))["task"]
     # another principal cannot continue (or even see) bob's task
-    with pytest.raises(Exception) as err:
+    with pytest.raises(A2AError) as err:
         await send(carol, user_message({"text": "Mallory"}, task_id=task["id"], context_id=task["contextId"]))
     assert "not found" in str(err.value).lower()
-    with pytest.raises(Exception):
+    with pytest.raises(A2AError):
         await carol.get_task(GetTaskRequest(id=task["id"]))
     # a contextId that is not the task's is refused
-    with pytest.raises(Exception) as err:
+    with pytest.raises(A2AError) as err:
         await send(bob, user_message({"text": "Bobby"}, task_id=task["id"], context_id="some-other-context"))
     assert "context" in str(err.value).lower()
     still = json_format.MessageToDict(await bob.get_task(GetTaskRequest(id=task["id"])))
@@ -343,7 +345,7 @@ async def test_a_retried_answer_gets_the_earlier_outcome_and_a_changed_one_is_re
     again = (await send(client, user_message({"text": "Carla"}, task_id=task["id"], context_id=task["contextId"],
                                              message_id=mid)))["task"]
     assert again["status"] == done["status"] and again["artifacts"] == done["artifacts"]
-    with pytest.raises(Exception) as err:
+    with pytest.raises(A2AError) as err:
         await send(client, user_message({"text": "Someone else"}, task_id=task["id"], context_id=task["contextId"],
                                         message_id=mid))
     assert "DUPLICATE_MESSAGE_ID" in str(err.value)
@@ -416,7 +418,7 @@ async def test_a_session_whose_ask_settles_elsewhere_completes_with_that_outcome
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     assert done["artifacts"][-1]["parts"][1]["data"]["askgate/outcome"]["state"] == "timed_out"
     assert ask_view(askgate_server, late_id)["state"] == "timed_out"
-    with pytest.raises(Exception):
+    with pytest.raises(A2AError):
         await send(bob, user_message({"text": "Bob"}, task_id=late["id"], context_id=late["contextId"]))
 
     with askgate_server.http("carol") as c:

@@ -13,7 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askgate.core.model import ApprovalDecision, ApprovalSpec, Ask, Dialect, IntentExtension, TextSpec, YesNoSpec
+from askgate.core.model import (
+    ApprovalDecision,
+    ApprovalSpec,
+    Ask,
+    Dialect,
+    IntentExtension,
+    TextSpec,
+    YesNoSpec,
+)
 from askgate.errors import AskgateError
 from askgate.protocols import a2a_carriage as carriage
 from askgate.protocols import a2a_elicitation
