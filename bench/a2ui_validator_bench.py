@@ -2,7 +2,10 @@
 
 Both sides validate the same payloads against the same catalogs (askgate's basic catalogs, handed to the
 reference as JSON), each building its validator once and timing only ``validate`` calls inside its own
-process (the reference runs in a subprocess, tests/support/a2ui_reference.py). Ratios are same-run.
+process (the reference runs in a subprocess, tests/support/a2ui_reference.py). Time is CPU time of the
+validating process (``time.process_time``; both validators are single-threaded), so other load on the
+machine does not count; each figure is the fastest of 5 repeats of at least 0.15 CPU-seconds. Ratios are
+same-run.
 It also checks that both give the same verdict and the same message on a set of invalid payloads.
 
 Run:  .venv/bin/python bench/a2ui_validator_bench.py        (``run()`` returns the figures as a dict)
@@ -28,7 +31,8 @@ from askgate.a2ui.validator import A2uiValidator  # noqa: E402
 
 SIZES = (10, 100)
 VERSIONS = ("0.8", "0.9")
-MIN_SECONDS = 0.6  # per measurement, per side
+REPEATS = 5          # per measurement and side; the fastest repeat counts (timeit's convention)
+MIN_SECONDS = 0.15   # CPU seconds per repeat
 
 # The reference side: build the validator once, time validate() calls, report seconds per call; then
 # collect str(exc) (or None) for every invalid payload.
@@ -46,14 +50,17 @@ for item in job["timed"]:
     val = validators[item["version"]]
     payload = item["payload"]
     val.validate(payload)
-    n, start = 0, time.process_time()
-    while True:
-        val.validate(payload)
-        n += 1
-        elapsed = time.process_time() - start
-        if elapsed >= job["min_seconds"] and n >= 3:
-            break
-    out["timings"].append(elapsed / n)
+    best = None
+    for _ in range(job["repeats"]):
+        n, start = 0, time.process_time()
+        while True:
+            val.validate(payload)
+            n += 1
+            elapsed = time.process_time() - start
+            if elapsed >= job["min_seconds"] and n >= 3:
+                break
+        best = elapsed / n if best is None else min(best, elapsed / n)
+    out["timings"].append(best)
 for item in job["invalid"]:
     try:
         validators[item["version"]].validate(item["payload"])
@@ -168,9 +175,8 @@ def invalid_payloads(version: str, catalog_id: str) -> list[list[dict[str, Any]]
     deep: Any = {"x": 1}
     for _ in range(60):
         deep = {"next": deep}
-    variant(lambda p: p.append({"dataModelUpdate": {"surfaceId": "bench", "contents": [
-        {"key": "k", "valueMap": [{"key": "d", "valueString": json.dumps(deep)}]}]}} if v8
-        else {"version": "v0.9", "updateDataModel": {"surfaceId": "bench", "value": deep}}))  # depth (v0.9)
+    if not v8:  # v0.8 has no free-form JSON slot, so deep nesting is always a schema error first
+        variant(lambda p: p.append({"version": "v0.9", "updateDataModel": {"surfaceId": "bench", "value": deep}}))
 
     def cycle(p: Any) -> None:  # card1 -> card2 -> card1
         by_id = {c["id"]: c for c in comps(p)}
@@ -185,13 +191,17 @@ def invalid_payloads(version: str, catalog_id: str) -> list[list[dict[str, Any]]
 
 def _askgate_seconds(validator: A2uiValidator, payload: Any) -> float:
     validator.validate(payload)
-    n, start = 0, time.process_time()
-    while True:
-        validator.validate(payload)
-        n += 1
-        elapsed = time.process_time() - start
-        if elapsed >= MIN_SECONDS and n >= 3:
-            return elapsed / n
+    best = float("inf")
+    for _ in range(REPEATS):
+        n, start = 0, time.process_time()
+        while True:
+            validator.validate(payload)
+            n += 1
+            elapsed = time.process_time() - start
+            if elapsed >= MIN_SECONDS and n >= 3:
+                break
+        best = min(best, elapsed / n)
+    return best
 
 
 def _askgate_verdict(validator: A2uiValidator, payload: Any) -> str | None:
@@ -217,6 +227,7 @@ def run() -> dict[str, Any]:
         "timed": timed,
         "invalid": invalid,
         "min_seconds": MIN_SECONDS,
+        "repeats": REPEATS,
     }
     reference = run_reference(REFERENCE_SCRIPT, job)
     validators = {v: A2uiValidator(c) for v, c in cats.items()}

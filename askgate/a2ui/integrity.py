@@ -285,53 +285,77 @@ def check_components(
     are allowed; ``strict=False`` relaxes the same three rules even with a root (lenient partial checks).
     """
     index = ref_fields if isinstance(ref_fields, RefIndex) else RefIndex(ref_fields)
-    refs_of = index.refs
-    # 1. Duplicate ids (and each component's references, gathered in the same pass).
+    specs = index._specs  # noqa: SLF001 - the hot loop below inlines RefIndex.refs for plain JSON dicts
+    collect = RefIndex._collect  # noqa: SLF001
+    # 1. Duplicate ids; each component's references are gathered in the same pass (that cannot fail).
     ids: set[Any] = set()
-    nodes: list[tuple[Any, Any, list[tuple[Any, str]]]] = []  # (key, id as written, refs)
+    nodes: list[tuple[Any, Any, Any]] = []  # (key, id as written, refs)
     append = nodes.append
     for comp in components:
-        if not isinstance(comp, dict):
+        if comp.__class__ is not dict and not isinstance(comp, dict):
             continue
+        refs: Any = ()
+        kind = comp.get("component")
+        if kind.__class__ is dict:
+            for comp_type, props in kind.items():
+                if comp_type and props.__class__ is dict:
+                    spec = specs.get(comp_type, _DEFAULT_SPEC)
+                    # JSON gives exact lists; "list in map(type, ...)" is the C-speed "any value is a list".
+                    if not props.keys().isdisjoint(spec[3]) or list in map(type, props.values()):
+                        if not refs:
+                            refs = []
+                        collect(refs, spec, props)
+                elif comp_type and isinstance(props, dict):
+                    refs = index.refs(comp)
+                    break
+        elif kind.__class__ is str:
+            if kind:
+                spec = specs.get(kind, _DEFAULT_SPEC)
+                if not comp.keys().isdisjoint(spec[3]) or list in map(type, comp.values()):
+                    refs = []
+                    collect(refs, spec, comp)
+        elif kind is not None:
+            refs = index.refs(comp)
         cid = comp.get("id")
         if cid is None:
-            append((None, None, refs_of(comp)))
+            append((None, None, refs))
             continue
         k = cid if cid.__class__ is str else _key(cid)
         if k in ids:
             raise IntegrityError(f"Duplicate component ID: {cid}")
         ids.add(k)
-        append((k, cid, refs_of(comp)))
+        append((k, cid, refs))
 
-    if strict and root_id is not None:
-        # 2. Missing root.
-        if _key(root_id) not in ids:
-            raise IntegrityError(f"Missing root component: No component has id='{root_id}'")
-        # 3. Dangling references.
-        for _k, cid, refs in nodes:
-            for ref, field in refs:
-                if (ref if ref.__class__ is str else _key(ref)) not in ids:
-                    raise IntegrityError(
-                        f"Component '{cid}' references non-existent component '{ref}' in field '{field}'"
-                    )
+    check_root = strict and root_id is not None
+    # 2. Missing root.
+    if check_root and _key(root_id) not in ids:
+        raise IntegrityError(f"Missing root component: No component has id='{root_id}'")
 
-    # 4. Self references, while building the adjacency list.
+    # 3. Dangling references (raised at once) and 4. self references (the first one is raised after every
+    # reference was checked for 3), while building the adjacency list.
     adjacency: dict[Any, Any] = {}
+    self_ref: tuple[Any, str] | None = None
     for k, cid, refs in nodes:
-        if k is None:
-            continue
         if not refs:
-            adjacency[k] = ()
+            if k is not None:
+                adjacency[k] = ()
             continue
         edges = []
         for ref, field in refs:
             rk = ref if ref.__class__ is str else _key(ref)
-            if rk == k:
+            if check_root and rk not in ids:
                 raise IntegrityError(
-                    f"Self-reference detected: Component '{cid}' references itself in field '{field}'"
+                    f"Component '{cid}' references non-existent component '{ref}' in field '{field}'"
                 )
+            if rk == k and self_ref is None and k is not None:
+                self_ref = (cid, field)
             edges.append(rk)
-        adjacency[k] = edges
+        if k is not None:
+            adjacency[k] = edges
+    if self_ref is not None:
+        raise IntegrityError(
+            f"Self-reference detected: Component '{self_ref[0]}' references itself in field '{self_ref[1]}'"
+        )
 
     # 5. Depth-first walk: cycles and logical depth (recursion is bounded: depth > 50 raises first).
     visited: set[Any] = set()
