@@ -205,16 +205,15 @@ _ABSENT: Any = object()
 
 def intent_extension_model(value: dict[str, Any]) -> IntentExtension:
     """A checked ``intent_extension`` object -> :class:`IntentExtension` (extra capability members kept)."""
+    prov = value.get("provenance", _ABSENT)
     return make(
         IntentExtension,
         {
-            "capabilities": tuple(capability_model(cap) for cap in value["capabilities"]),
+            "capabilities": tuple([capability_model(cap) for cap in value["capabilities"]]),
             "scope": value["scope"],
-            "provenance": value.get("provenance"),
+            "provenance": None if prov is _ABSENT else prov,
         },
-        fields_set={"capabilities", "scope", "provenance"}
-        if "provenance" in value
-        else {"capabilities", "scope"},
+        fields_set=_EXTENSION_SET if prov is _ABSENT else _EXTENSION_PROV_SET,
     )
 
 
@@ -222,12 +221,16 @@ def capability_model(cap: dict[str, Any]) -> Capability:
     """A checked capability object -> :class:`Capability` (members beyond tool/operation/resource kept)."""
     g = cap.get
     data = {"tool": g("tool"), "operation": g("operation"), "resource": g("resource")}
-    extra = (
-        {k: v for k, v in cap.items() if k not in _CAPABILITY_SET}
-        if len(cap) > 3 or not _CAPABILITY_SET.issuperset(cap)
-        else {}
-    )
+    if len(cap) == 3 and _CAPABILITY_SET.issuperset(cap):  # the common case: one shared fields set
+        return make(Capability, data, extra={}, fields_set=_CAPABILITY_FIELDS)
+    extra = {k: v for k, v in cap.items() if k not in _CAPABILITY_SET}
     return make(Capability, data, extra=extra, fields_set=set(cap))
+
+
+# Shared fields sets (models built by make are frozen; pydantic copies the set before changing it).
+_EXTENSION_SET = {"capabilities", "scope"}
+_EXTENSION_PROV_SET = {"capabilities", "scope", "provenance"}
+_CAPABILITY_FIELDS = set(CAPABILITY_MEMBERS)
 
 
 def _capability_key(cap: Capability | dict[str, Any]) -> str:

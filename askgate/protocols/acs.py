@@ -35,7 +35,7 @@ from askgate.core.approval import (
     decision_model,
     intent_extension_model,
 )
-from askgate.core.construct import make
+from askgate.core.construct import make, template
 from askgate.core.formats import is_uri as _is_uri
 from askgate.core.model import Answer, ApprovalDecision, ApprovalSpec, Ask, Deadline, Dialect, Respondent
 from askgate.errors import AskgateError, Fault, raise_if_faults
@@ -183,30 +183,20 @@ def _run(doc: Any, binding: Any, form: str, build: bool) -> Any:
         bound["reasoning"] = reasoning
     if request_id is not None and "request_id" not in bound:
         bound["request_id"] = request_id
-    return make(
-        Ask,
-        {
-            "id": None,
-            "dialect": DIALECT,
-            "dialect_version": version,
-            "external_id": bound.get("request_id"),
-            "purpose": "approval",
-            "prompt": details["question"],
-            "details": details.get("context"),
-            "subject": None,
-            "spec": spec,
-            "respondent": approver,
-            "deadline": deadline,
-            "consent": _NO_CONSENT,
-            "timing": "immediate",
-            "delivery": _REPLY,
-            "asker": None,
-            "session_id": bound.get("session_id"),
-            "binding": bound,
-            "notes": notes,
-            "original": doc,
-        },
-    )
+    data = _ASK.copy()  # every field, the constant ones filled: see construct.template
+    data["dialect_version"] = version
+    data["prompt"] = details["question"]
+    data["details"] = details.get("context")
+    data["spec"] = spec
+    data["respondent"] = approver
+    data["deadline"] = deadline
+    data["notes"] = notes
+    data["original"] = doc
+    if bound:
+        data["external_id"] = bound.get("request_id")
+        data["session_id"] = bound.get("session_id")
+    data["binding"] = bound
+    return make(Ask, data)
 
 
 def parse_request_bytes(data: bytes | str, binding: Any = None, form: str = "auto") -> Ask:
@@ -644,6 +634,17 @@ def error_envelope(exc: AskgateError, jsonrpc_id: str | int | None) -> dict[str,
     return acs_error(name, str(exc), jsonrpc_id, {"faults": [f.as_dict() for f in exc.faults]})
 
 
-_NO_CONSENT = Ask.model_fields["consent"].default
 _PLAIN_APPROVAL = ApprovalSpec()
-_REPLY = Ask.model_fields["delivery"].default
+_ASK = template(
+    Ask,
+    id=None,
+    dialect=DIALECT,
+    external_id=None,
+    purpose="approval",
+    subject=None,
+    consent=Ask.model_fields["consent"].default,
+    timing="immediate",
+    delivery=Ask.model_fields["delivery"].default,
+    asker=None,
+    session_id=None,
+)
