@@ -49,11 +49,11 @@ def request_for(ask: Ask, version: str) -> dict[str, Any]:
     """``elicitation/create`` params for ``ask`` on ``version``; ``AskgateError(code="unsupported")`` when
     the revision cannot express the ask (multi-select or pattern on 2025-06-18, for example)."""
     if isinstance(ask.spec, ApprovalSpec):
-        return codec.render_request(_form_ask(ask), version)
+        return codec.render_request(form_ask(ask), version)
     return codec.render_request(ask, version)
 
 
-def _form_ask(ask: Ask) -> Ask:
+def form_ask(ask: Ask) -> Ask:
     """An approval as the flat decision form its MCP respondent fills in (the A2A approver form)."""
     message = ask.prompt if not ask.details else f"{ask.prompt}\n\n{ask.details}"
     doc = {"message": message or "Approve this request?", "requestedSchema": a2a_carriage.approval_schema(ask.spec)}
@@ -66,8 +66,8 @@ def check_result(ask: Ask, result: Any, version: str) -> Answer:
     The result is checked with the MCP codec against the form that was sent (for 2025-06-18 peers list
     values are refused); an approval's decision form becomes an :class:`ApprovalDecision`.
     """
-    form_ask = _form_ask(ask) if isinstance(ask.spec, ApprovalSpec) else ask
-    shaped = form_ask.model_copy(update={"dialect": codec.DIALECT, "dialect_version": version})
+    asked = form_ask(ask) if isinstance(ask.spec, ApprovalSpec) else ask
+    shaped = asked.model_copy(update={"dialect": codec.DIALECT, "dialect_version": version})
     answer = codec.check_answer(shaped, result)
     if not isinstance(ask.spec, ApprovalSpec) or answer.outcome != "accept":
         return answer
@@ -92,4 +92,4 @@ def with_faults(params: dict[str, Any], faults: list[Fault] | tuple[Fault, ...])
     return {**params, "message": f"{a2a_carriage.faults_text(faults)}\n\n{params['message']}"}
 
 
-__all__ = ["VERSIONS", "canonical_answer", "check_result", "elicitation_refusal", "request_for", "with_faults"]
+__all__ = ["VERSIONS", "canonical_answer", "check_result", "elicitation_refusal", "form_ask", "request_for", "with_faults"]
