@@ -191,8 +191,14 @@ def _budget(timeout_seconds: float | None) -> float:
     return min(float(timeout_seconds) if timeout_seconds else DEFAULT_TIMEOUT, MAX_TIMEOUT)
 
 
-def _routing(respondent: str | None) -> Routing | None:
-    return Routing(respondents=(Respondent(kind="human", id=respondent),)) if respondent else None
+def _routing(respondent: str | None) -> Routing:
+    return Routing(respondents=(Respondent(kind="human", id=respondent),))
+
+
+def _no_respondent() -> CallToolResult:
+    return _error("respondent_required", "name the person to ask (respondent: an askgate id); this server has no "
+                  "default respondent (ASKGATE_MCP_DEFAULT_RESPONDENT)",
+                  [Fault("/respondent", "respondent is required here", "required")])
 
 
 def _elicit_outcome(record: AskRecord, meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -240,6 +246,9 @@ def build_server(app: FastAPI) -> MCPServer:
     def broker() -> Broker:
         return app.state.broker
 
+    def respondent_or_default(respondent: str | None) -> str | None:
+        return respondent or getattr(app.state.settings, "mcp_default_respondent", None)
+
     async def elicit_through_broker(ctx: Context, doc: Any, respondent: str | None,
                                     timeout_seconds: float | None) -> CallToolResult:
         who = principal_of(ctx)
@@ -255,6 +264,9 @@ def build_server(app: FastAPI) -> MCPServer:
                 raise MCPError(code=INVALID_PARAMS, message=exc.summary,
                                data={"faults": [f.as_dict() for f in exc.faults]}) from None
             return _error(exc.code, exc.summary, exc.faults)
+        respondent = respondent_or_default(respondent)
+        if respondent is None:
+            return _no_respondent()
         budget = _budget(timeout_seconds)
         try:
             created = await broker().create_ask(ask, asker=who, routing=_routing(respondent), timeout_seconds=budget)
@@ -269,7 +281,8 @@ def build_server(app: FastAPI) -> MCPServer:
         requested_schema: Annotated[dict[str, Any], Field(
             description='flat MCP requestedSchema: {"type": "object", "properties": {...}, "required": [...]}')],
         ctx: Context,
-        respondent: Annotated[str | None, Field(description="askgate id of the person to ask")] = None,
+        respondent: Annotated[str | None, Field(
+            description="askgate id of the person to ask (default: the server's default respondent)")] = None,
         timeout_seconds: Annotated[float | None, Field(gt=0, description="give up after this long (seconds)")] = None,
     ) -> Annotated[CallToolResult, ElicitOutcome]:
         """Ask a person a question with a small form and wait for the answer (an MCP ElicitResult:
@@ -305,6 +318,9 @@ def build_server(app: FastAPI) -> MCPServer:
         refused = _may_ask(who)
         if refused is not None:
             return refused
+        respondent = respondent_or_default(respondent)
+        if respondent is None:
+            return _no_respondent()
         opts = tuple(options or ())
         faults = [Fault(f"/options/{i}", "options must be unique non-empty strings", "uniqueItems")
                   for i, o in enumerate(opts) if not o or o in opts[:i]]

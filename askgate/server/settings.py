@@ -28,6 +28,8 @@ class Settings:
     # ACS approver authentication (askgate/server/acs_endpoint.py): (identity, approver id) pairs, where
     # identity is "principal:<askgate principal>" (bearer) or "mtls:<certificate SAN or subject CN>"
     approver_identities: tuple[tuple[str, str], ...] = ()
+    # MCP ask_human / request_approval without a respondent ask this id (askgate/server/mcp_endpoint.py)
+    mcp_default_respondent: str | None = None
     # respondent directory (askgate/broker/directory.py): (id, kind, endpoint) of operator-known agents/services
     respondent_directory: tuple[tuple[str, str, str], ...] = ()
 
@@ -66,6 +68,8 @@ def _wire_env(env: os._Environ[str] | dict[str, str]) -> dict[str, object]:
     if env.get("ASKGATE_RESPONDENTS"):  # id=kind@endpoint,...
         out["respondent_directory"] = tuple((rid, *value.split("@", 1)) if "@" in value else (rid, value, "")
                                             for rid, value in _pairs(env.get("ASKGATE_RESPONDENTS")))
+    if env.get("ASKGATE_MCP_DEFAULT_RESPONDENT"):
+        out["mcp_default_respondent"] = env["ASKGATE_MCP_DEFAULT_RESPONDENT"].strip()
     if env.get("ASKGATE_APPROVER_IDENTITIES"):
         out["approver_identities"] = _pairs(env.get("ASKGATE_APPROVER_IDENTITIES"))
     return out

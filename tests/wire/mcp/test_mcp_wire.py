@@ -432,3 +432,17 @@ async def test_an_asker_that_gives_up_withdraws_its_ask(gate: Askgate) -> None:
                     break
                 await asyncio.sleep(0.05)
             assert http.get(f"/v1/asks/{mine['id']}").json()["state"] == "withdrawn"
+
+
+async def test_a_respondent_is_named_or_the_operators_default_is_asked(gate: Askgate,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    async with gate.session("agent") as s:
+        result = await s.call_tool("ask_human", {"message": "Whom?", "requested_schema": SCHEMA})
+        assert result.is_error is True and structured(result)["error"] == "respondent_required"
+        monkeypatch.setattr(gate.app.state, "settings",
+                            dataclasses.replace(gate.app.state.settings, mcp_default_respondent="erin"))
+        with Person(gate, "erin", lambda v: {"outcome": "accept", "value": {"decision": "deny"}}).answering() as erin:
+            out = structured(await s.call_tool("request_approval", {"question": "Default?", "timeout_seconds": 30}))
+    assert out["decision"] == "deny" and out["respondent"] == "erin" and erin.seen[0]["prompt"] == "Default?"
