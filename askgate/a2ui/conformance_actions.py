@@ -8,7 +8,6 @@ compares with the case's expectation; the streaming parser's ``process_chunk`` l
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.examples import load_examples

@@ -454,10 +454,3 @@ class A2uiValidator:
             if walk:
                 check_limits_and_paths(message)
 
-
-def validator_for(catalog: A2uiCatalog) -> A2uiValidator:
-    """The catalog's cached validator (compiled once per catalog instance)."""
-    return catalog.validator()
-
-
-_: Callable[..., Any] = validator_for
