@@ -446,3 +446,30 @@ async def test_a_respondent_is_named_or_the_operators_default_is_asked(gate: Ask
         with Person(gate, "erin", lambda v: {"outcome": "accept", "value": {"decision": "deny"}}).answering() as erin:
             out = structured(await s.call_tool("request_approval", {"question": "Default?", "timeout_seconds": 30}))
     assert out["decision"] == "deny" and out["respondent"] == "erin" and erin.seen[0]["prompt"] == "Default?"
+
+
+async def test_the_sdks_auto_negotiating_client(gate: Askgate) -> None:
+    """mcp.Client in auto mode picks the newest revision askgate's SDK speaks (the 2026-07-28 per-request
+    era): asking a person works; answer_asks says why it cannot use elicitation/create there."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    callback = Elicited({"action": "decline"})
+
+    def transport(who: str) -> Any:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {gate.tokens[who]}"}, trust_env=False,
+                                  timeout=httpx2.Timeout(60.0))
+        return streamable_http_client(gate.url + "/mcp", http_client=http)
+
+    with Person(gate, "alice", lambda v: {"action": "accept", "content": {"name": "Z", "count": 2}}).answering():
+        async with Client(transport("agent"), mode="auto") as agent:
+            version = agent.session.protocol_version
+            asked = await agent.call_tool("ask_human", {"message": "Modern?", "requested_schema": SCHEMA,
+                                                        "respondent": "alice", "timeout_seconds": 30})
+    assert structured(asked)["content"] == {"name": "Z", "count": 2}
+    async with Client(transport("bob"), mode="auto", elicitation_callback=callback) as bob:
+        refused = await bob.call_tool("answer_asks", {"wait_seconds": 1})
+    out = structured(refused)
+    assert version == "2026-07-28"
+    assert refused.is_error is True and out["error"] == "elicitation_unavailable" and version in out["message"]
