@@ -101,7 +101,7 @@ class AskRequest:
 def parse_ask_request(msg: dict[str, Any]) -> AskRequest | None:
     """An ask in the message, or None (the caller wants to answer). Raises AskgateError for bad routing."""
     parts = msg.get("parts") or []
-    meta = (msg.get("metadata") or {}).get(META) or {}
+    meta = _askgate_meta(msg)
     found, payload, index = carriage.data_payload(parts, ASK_KEY)
     if found:
         if not isinstance(payload, dict) or "document" not in payload:
@@ -120,6 +120,13 @@ def parse_ask_request(msg: dict[str, Any]) -> AskRequest | None:
                       timeout=_timeout(opts.get("timeout_seconds")))
 
 
+def _askgate_meta(msg: dict[str, Any]) -> dict[str, Any]:
+    """``message.metadata.askgate`` when it is an object (anything else reads as absent)."""
+    meta = msg.get("metadata")
+    inner = meta.get(META) if isinstance(meta, dict) else None
+    return inner if isinstance(inner, dict) else {}
+
+
 def _routing(opts: dict[str, Any]) -> Routing | None:
     try:
         if isinstance(opts.get("routing"), dict):
@@ -128,7 +135,7 @@ def _routing(opts: dict[str, Any]) -> Routing | None:
         if isinstance(ids, list) and ids:
             kind = opts.get("respondent_kind", "human")
             return Routing(respondents=tuple(Respondent(kind=kind, id=str(i)) for i in ids))
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else "invalid routing"
         raise AskgateError("invalid routing", [Fault("/metadata/askgate/routing", msg, "routing")],
                            code="invalid_request") from None
@@ -169,7 +176,7 @@ class AskgateExecutor(AgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         who = principal_of(context.call_context)
-        if context.message is None:  # askgate's own follow-up on a parked session (see settle_session)
+        if context.message is None:  # askgate's own follow-up on a parked session (sessions.py)
             await self._settled(context, event_queue)
             return
         assert context.task_id and context.context_id
@@ -255,7 +262,7 @@ class AskgateExecutor(AgentExecutor):
 
     async def _offer(self, context: RequestContext, updater: TaskUpdater, who: Principal,
                      msg: dict[str, Any]) -> None:
-        meta = (msg.get("metadata") or {}).get(META) or {}
+        meta = _askgate_meta(msg)
         wanted = meta.get("ask_id") if isinstance(meta.get("ask_id"), str) else None
         wait = min(_timeout(meta.get("wait_seconds")) or 0.0, self._max_wait())
         record = await self._next_ask(who, wanted, wait)

@@ -130,3 +130,27 @@ def test_status_parts_only_type_when_active() -> None:
     assert carriage.extension_active({"extensions": [carriage.EXTENSION_URI]})
     assert carriage.extension_active({}, {carriage.EXTENSION_URI})
     assert not carriage.extension_active({"extensions": ["https://example.com/other"]})
+
+
+routing_like = st.one_of(json_values, st.fixed_dictionaries({}, optional={
+    "respondents": st.lists(st.one_of(json_values, st.fixed_dictionaries({"kind": st.sampled_from(["human", "x"]),
+                                                                          "id": json_scalars})), max_size=2),
+    "rule": json_scalars, "quorum": json_scalars}))
+metadata = st.one_of(json_values, st.fixed_dictionaries({}, optional={"askgate": st.one_of(json_values, st.fixed_dictionaries(
+    {}, optional={"routing": routing_like, "respondents": json_values, "respondent_kind": json_scalars,
+                  "timeout_seconds": json_scalars, "binding": json_values, "ask_id": json_scalars}))}))
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(parts, metadata, st.booleans())
+def test_any_first_message_is_an_ask_request_none_or_faults(message_parts: Any, meta: Any, with_ask: bool) -> None:
+    from askgate.server.a2a.executor import AskRequest, parse_ask_request
+
+    if with_ask and isinstance(message_parts, list):
+        message_parts = [*message_parts, {"data": {"askgate/ask": {"document": {"ask": {}}, "routing": meta}}}]
+    try:
+        found = parse_ask_request({"parts": message_parts, "metadata": meta})
+    except AskgateError as exc:
+        assert exc.faults
+        return
+    assert found is None or isinstance(found, AskRequest)
