@@ -30,16 +30,14 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_COUNTS: dict[type, int] = {}
-_ALL_SET: dict[type, set[str]] = {}
+_COUNTS: dict[type, tuple[int, set[str]]] = {}  # field count and the (shared) set of every field
 _REQUIRED: Any = object()
 _TEMPLATES: dict[type, tuple[dict[str, Any], tuple[str, ...]]] = {}
 
 
-def _count(cls: type[BaseModel]) -> int:
-    n = _COUNTS[cls] = len(cls.model_fields)  # the class property costs ~1 µs per access: cache it
-    _ALL_SET[cls] = set(cls.model_fields)
-    return n
+def _count(cls: type[BaseModel]) -> tuple[int, set[str]]:
+    found = _COUNTS[cls] = (len(cls.model_fields), set(cls.model_fields))  # the class property is slow
+    return found
 
 
 def template(cls: type[BaseModel], **fixed: Any) -> dict[str, Any]:
@@ -64,7 +62,6 @@ def template(cls: type[BaseModel], **fixed: Any) -> dict[str, Any]:
 def make(
     cls: type[M],
     data: dict[str, Any],
-    *,
     extra: dict[str, Any] | None = None,
     fields_set: set[str] | None = None,
 ) -> M:
@@ -75,11 +72,15 @@ def make(
     count, which catches a field added to the model and not to the caller (the codec tests also
     round-trip built objects through ``model_validate``).
     """
-    if len(data) != (_COUNTS.get(cls) or _count(cls)):
-        raise TypeError(f"{cls.__name__} needs all {len(cls.model_fields)} fields, got {sorted(data)}")
+    try:
+        n, every = _COUNTS[cls]
+    except KeyError:
+        n, every = _count(cls)
+    if len(data) != n:
+        raise TypeError(f"{cls.__name__} needs all {n} fields, got {sorted(data)}")
     obj = _new(cls)
     _set_dict(obj, data)
-    _set_fields_set(obj, _ALL_SET[cls] if fields_set is None else fields_set)
+    _set_fields_set(obj, every if fields_set is None else fields_set)
     _set_extra(obj, extra)
     _set_private(obj, None)
     return obj

@@ -36,7 +36,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from askgate.core import formats
-from askgate.core.construct import make
+from askgate.core.construct import make, template
 from askgate.core.formats import check_format
 from askgate.core.model import (
     Answer,
@@ -240,54 +240,45 @@ def _run(doc: Any, now: datetime | str | None, build: bool) -> Any:
         for member in ("endpoint", "authorization", "operation"):
             if member in delivery:
                 notes.append(f'delivery.{member} ignored: binding "other" is pull-only')
-    auth = delivery.get("authorization")
-    original = doc
-    if auth is not None:
-        original = dict(doc)
-        original["delivery"] = {**delivery, "authorization": MASK}
-    return make(
-        Ask,
-        {
-            "id": None,
-            "dialect": DIALECT,
-            "dialect_version": PROTOCOL_VERSION,
-            "external_id": query_id,
-            "purpose": purpose,
-            "prompt": prompt,
-            "details": None if instructions is _M else instructions,
-            "subject": subject,
-            "spec": spec,
-            "respondent": None,
-            "deadline": make(
-                Deadline, {"expires_at": expires_at, "timeout_seconds": None, "on_timeout": "expire"}
-            ),
-            "consent": _NO_CONSENT
-            if mode == "not_required" and data_policy is _M
-            else make(
-                Consent,
-                {
-                    "mode": mode,
-                    "scope": None if scope is _M else scope,
-                    "data_policy": None if data_policy is _M else data_policy,
-                },
-            ),
-            "timing": timing,
-            "delivery": make(
-                Delivery,
-                {
-                    "binding": binding,
-                    "endpoint": delivery.get("endpoint"),
-                    "authorization": None if auth is None else SecretStr(auth),
-                    "operation": delivery.get("operation"),
-                },
-            ),
-            "asker": None,
-            "session_id": None,
-            "binding": {},
-            "notes": tuple(notes),
-            "original": original,
-        },
-    )
+    data = _ASK.copy()  # every field, the constant ones filled: see construct.template
+    data["external_id"] = query_id
+    data["purpose"] = purpose
+    data["prompt"] = prompt
+    if instructions is not _M:
+        data["details"] = instructions
+    data["subject"] = subject
+    data["spec"] = spec
+    data["deadline"] = make(Deadline, {"expires_at": expires_at, "timeout_seconds": None, "on_timeout": "expire"})
+    if mode != "not_required" or data_policy is not _M:
+        data["consent"] = make(
+            Consent,
+            {
+                "mode": mode,
+                "scope": None if scope is _M else scope,
+                "data_policy": None if data_policy is _M else data_policy,
+            },
+        )
+    data["timing"] = timing
+    data["binding"] = {}
+    data["notes"] = tuple(notes) if notes else ()
+    data["original"] = doc
+    if len(delivery) == 1:  # the binding alone: one shared model per binding
+        data["delivery"] = _BINDING_ONLY[binding]
+    else:
+        auth = delivery.get("authorization")
+        if auth is not None:  # the credential lives only in the SecretStr (module docstring)
+            original = data["original"] = dict(doc)
+            original["delivery"] = {**delivery, "authorization": MASK}
+        data["delivery"] = make(
+            Delivery,
+            {
+                "binding": binding,
+                "endpoint": delivery.get("endpoint"),
+                "authorization": None if auth is None else SecretStr(auth),
+                "operation": delivery.get("operation"),
+            },
+        )
+    return make(Ask, data)
 
 
 def parse_request_bytes(data: bytes | str, now: datetime | str | None = None) -> Ask:
@@ -484,13 +475,27 @@ def _structured(intake: list[Fault], schema: dict) -> FormSpec | None:
     return form
 
 
-_NO_CONSENT = Consent()
 _YES_NO = YesNoSpec()
 _NUMBER = NumberSpec()
+_TEXT = TextSpec(max_length=TEXT_DEFAULT_MAX)
+_BINDING_ONLY = {b: Delivery(binding=b) for b in BINDINGS}
+_ASK = template(
+    Ask,
+    id=None,
+    dialect=DIALECT,
+    dialect_version=PROTOCOL_VERSION,
+    details=None,
+    respondent=None,
+    consent=Consent(),
+    asker=None,
+    session_id=None,
+)
 
 
 def _simple_spec(fmt: str, response: dict) -> Any:
     if fmt == "text":
+        if "maxLength" not in response:
+            return _TEXT
         return make(
             TextSpec,
             {"kind": "text", "min_length": 1, "max_length": int(response.get("maxLength", TEXT_DEFAULT_MAX))},
