@@ -45,12 +45,21 @@ def elicitation_refusal(capabilities: Any, version: str | None) -> str | None:
     return None
 
 
-def request_for(ask: Ask, version: str) -> dict[str, Any]:
+#: ``_meta`` key of the elicitation/create params: which ask, from which asker, until when (protocols.md
+#: §2.5: a respondent's UI must show who is asking) [ours].
+META_KEY = "askgate/ask"
+
+
+def request_for(ask: Ask, version: str, *, deadline: str | None = None) -> dict[str, Any]:
     """``elicitation/create`` params for ``ask`` on ``version``; ``AskgateError(code="unsupported")`` when
-    the revision cannot express the ask (multi-select or pattern on 2025-06-18, for example)."""
-    if isinstance(ask.spec, ApprovalSpec):
-        return codec.render_request(form_ask(ask), version)
-    return codec.render_request(ask, version)
+    the revision cannot express the ask (multi-select or pattern on 2025-06-18, for example).
+
+    ``_meta[META_KEY]`` names the ask id, its asker and (``deadline``, RFC 3339) when it ends."""
+    params = codec.render_request(form_ask(ask) if isinstance(ask.spec, ApprovalSpec) else ask, version)
+    meta = {k: v for k, v in (("id", ask.id), ("asker", ask.asker), ("deadline", deadline)) if v is not None}
+    if meta:
+        params["_meta"] = {META_KEY: meta}
+    return params
 
 
 def form_ask(ask: Ask) -> Ask:
@@ -92,4 +101,4 @@ def with_faults(params: dict[str, Any], faults: list[Fault] | tuple[Fault, ...])
     return {**params, "message": f"{a2a_carriage.faults_text(faults)}\n\n{params['message']}"}
 
 
-__all__ = ["VERSIONS", "canonical_answer", "check_result", "elicitation_refusal", "form_ask", "request_for", "with_faults"]
+__all__ = ["META_KEY", "VERSIONS", "canonical_answer", "check_result", "elicitation_refusal", "form_ask", "request_for", "with_faults"]

@@ -38,6 +38,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 
 from askgate.broker import Broker, BrokerError
+from askgate.broker.records import iso
 from askgate.core.lifecycle import AskRecord, Routing, final_answer
 from askgate.core.model import ApprovalDecision, ApprovalSpec, Ask, Deadline, Dialect, Respondent
 from askgate.errors import AskgateError, Fault
@@ -432,7 +433,7 @@ async def _put_to_client(broker: Broker, who: Principal, ctx: Context, record: A
                          version: str) -> dict[str, Any]:
     ask = record.ask
     try:
-        params = mcp_carriage.request_for(ask, version)
+        params = mcp_carriage.request_for(ask, version, deadline=iso(record.deadline_at))
     except AskgateError as exc:
         return {"ask_id": record.id, "status": "unsupported", "detail": exc.summary,
                 "faults": [f.as_dict() for f in exc.faults]}

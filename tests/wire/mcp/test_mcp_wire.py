@@ -226,6 +226,8 @@ async def test_respondent_session_answers_an_mcp_ask_from_another_asker(gate: As
     assert [(a["status"], a["outcome"], a["state"]) for a in report["asks"]] == [("recorded", "accept", "answered")]
     sent = callback.params[0]
     assert sent.message == "Who?"
+    shown = (sent.meta or {})["askgate/ask"]
+    assert shown["asker"] == "agent" and shown["id"] == structured(result)["ask_id"] and shown["deadline"].endswith("Z")
     assert sent.requested_schema == SCHEMA
     out = structured(result)
     assert out["action"] == "accept" and out["content"] == {"name": "Bo", "count": 4, "ok": True}
