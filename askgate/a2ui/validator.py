@@ -364,6 +364,8 @@ class A2uiValidator:
             if not catalog or "components" not in catalog:
                 return not comps
             known = catalog["components"]
+            if not isinstance(known, dict):
+                return not comps
             for comp in comps:
                 if not isinstance(comp, dict):
                     return False
@@ -431,7 +433,8 @@ class A2uiValidator:
             if not catalog or "components" not in catalog:
                 problems.append(f"{at}: Catalog schema or components missing")
                 continue
-            if not isinstance(kind, str) or not catalog["components"].get(kind):
+            known = catalog["components"]
+            if not isinstance(kind, str) or not isinstance(known, dict) or not known.get(kind):
                 problems.append(f"{at}: Unknown component: {kind}")
                 continue
             problems.extend(self._formatted(self._component(kind), comp, at))
