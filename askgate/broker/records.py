@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from askgate.core.lifecycle import AskRecord, final_answer, next_wake
+from askgate.core.lifecycle import AskRecord, final_answer, next_wake, past_expiry
 from askgate.core.model import Answer, ApprovalDecision, Dialect
 from askgate.errors import AskgateError
 from askgate.store import AskRow
@@ -84,6 +84,12 @@ def view(record: AskRecord, *, now: datetime, chain_hash: str | None = None) -> 
     """What asker, respondent and admin see of an ask: never credentials, votes or consent decisions."""
     ask = record.ask
     outcome = final_answer(record)
+    response = dialect_response(record, now=now, chain_hash=chain_hash) if outcome is not None else None
+    if outcome is not None and withheld_after_expiry(record, now):
+        # protocols.md §3.4: from expiresAt on, a recorded AQP answer is never released (not even by pull)
+        outcome = Answer(outcome="expired", answered_at=record.deadline_at)
+        response = {"protocolVersion": ask.dialect_version, "queryId": ask.external_id, "status": "expired",
+                    "issuedAt": iso(now)}
     return {
         "id": record.id,
         "dialect": ask.dialect.value,
@@ -108,5 +114,12 @@ def view(record: AskRecord, *, now: datetime, chain_hash: str | None = None) -> 
         "rule": record.routing.rule,
         "offered_to": list(record.offered_to),
         "outcome": answer_json(outcome),
-        "response": dialect_response(record, now=now, chain_hash=chain_hash) if outcome is not None else None,
+        "response": response,
     }
+
+
+def withheld_after_expiry(record: AskRecord, now: datetime) -> bool:
+    """An AQP answer (or decline, or cancellation) that is past ``expiresAt``: it is no longer shown
+    (AQP's own endpoint still shows one that was delivered before the deadline)."""
+    return (record.ask.dialect == Dialect.AQP and record.terminal and record.state.value != "expired"
+            and past_expiry(record, now))

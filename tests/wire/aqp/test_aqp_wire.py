@@ -273,6 +273,10 @@ def test_undelivered_answer_expires_and_nothing_is_sent_after_expiry(gate: Askga
                             "issuedAt": final.json()["issuedAt"]}  # the recorded answer is never released
     assert settled >= 2 and after == settled
     assert all(s < expires for s in stamps)
+    with gate.client("agent-a") as c:  # nor through the /v1 API
+        view = c.get(f"/v1/asks/{ask_id_for(gate, doc['queryId'])}").json()
+    assert view["outcome"]["outcome"] == "expired" and view["response"]["status"] == "expired"
+    assert "Ship it" not in json.dumps([view["outcome"], view["response"]])
     results = [e["result"] for e in audit(gate, doc["queryId"])["entries"] if e["step_type"] == "delivery"]
     assert results[-1] == "expired" and set(results[:-1]) == {"retry"}
 
