@@ -1,4 +1,5 @@
-"""Catalog tools beyond the suite: pruning, rendering, examples, modifiers and the schema manager."""
+"""Catalog tools beyond the suite: pruning, rendering, examples, modifiers and the schema manager
+(with properties: pruning is a closed, idempotent subset; loosening removes every strict flag)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.errors import CatalogError, ValidationError
 from askgate.a2ui.modifiers import remove_strict_validation
 from askgate.a2ui.prompts import SCHEMA_BLOCK_END, SCHEMA_BLOCK_START, render_catalog
+from askgate.a2ui.prune import collect_refs
 from askgate.a2ui.schema_manager import A2uiSchemaManager, CatalogConfig, basic_catalog_config
+from tests.support.scale import examples
 
 
 def test_basic_catalogs_have_ids_and_schema() -> None:
@@ -126,3 +131,46 @@ def test_system_prompt_sections_in_order(tmp_path: Path) -> None:
     assert list(json.loads(catalog_json)["components"]) == ["Text"]
     bare = m.generate_system_prompt("ROLE")
     assert SCHEMA_BLOCK_START not in bare and "### Examples" not in bare and "## UI Description" not in bare
+
+
+# ---- properties -------------------------------------------------------------------------------------
+
+_V09 = A2uiCatalog.basic("0.9")
+_V08 = A2uiCatalog.basic("0.8")
+_MESSAGES = ["CreateSurfaceMessage", "UpdateComponentsMessage", "UpdateDataModelMessage", "DeleteSurfaceMessage"]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.sampled_from([_V08, _V09]), st.data())
+def test_pruning_is_a_closed_idempotent_subset(catalog: A2uiCatalog, data: st.DataObject) -> None:
+    names = list(catalog.catalog_schema["components"])
+    allowed = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=6))
+    messages = data.draw(st.lists(st.sampled_from(_MESSAGES if catalog.version == "0.9" else
+                                                  ["beginRendering", "surfaceUpdate", "dataModelUpdate",
+                                                   "deleteSurface"]), unique=True, max_size=3))
+    pruned = catalog.with_pruning(allowed, messages)
+    kept = list(pruned.catalog_schema["components"])
+    assert kept == ([n for n in names if n in allowed] if allowed else names)
+    assert pruned.with_pruning(allowed, messages).catalog_schema == pruned.catalog_schema
+    assert pruned.with_pruning(allowed, messages).common_types_schema == pruned.common_types_schema
+    common = pruned.common_types_schema.get("$defs", {})
+    for ref in collect_refs(pruned.catalog_schema) | collect_refs(pruned.s2c_schema) | collect_refs(common):
+        if "common_types.json#/$defs/" in ref:
+            assert ref.split("#/$defs/")[-1] in common, ref  # every common type still referenced is kept
+
+
+def _has_false_additional(node: object) -> bool:
+    if isinstance(node, dict):
+        return node.get("additionalProperties") is False or any(_has_false_additional(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_false_additional(v) for v in node)
+    return False
+
+
+def test_remove_strict_validation_on_the_basic_catalogs() -> None:
+    for catalog in (_V08, _V09):
+        for schema in (catalog.s2c_schema, catalog.catalog_schema, catalog.common_types_schema):
+            loose = remove_strict_validation(schema)
+            assert not _has_false_additional(loose)
+            assert remove_strict_validation(loose) == loose
+    assert _has_false_additional(_V09.catalog_schema)  # the check above is not vacuous
