@@ -475,3 +475,39 @@ async def test_the_sdks_auto_negotiating_client(gate: Askgate) -> None:
     out = structured(refused)
     assert version == "2026-07-28"
     assert refused.is_error is True and out["error"] == "elicitation_unavailable" and version in out["message"]
+
+
+async def test_waiting_reports_progress_and_a_withdrawn_approval_is_a_deny(gate: Askgate,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from askgate.server import mcp_endpoint
+
+    monkeypatch.setattr(mcp_endpoint, "PROGRESS_SECONDS", 0.2)
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async with gate.session("agent") as s:
+        call = asyncio.create_task(s.call_tool("request_approval", {
+            "question": "Slow?", "respondent": "bob", "timeout_seconds": 30}, progress_callback=on_progress))
+        while len(progress) < 2:
+            await asyncio.sleep(0.05)
+        with gate.http("agent") as http:
+            [mine] = [v for v in http.get("/v1/asks", params={"state": "delivered"}).json()["items"]
+                      if v["prompt"] == "Slow?"]
+            assert http.post(f"/v1/asks/{mine['id']}/withdraw").status_code == 200
+        out = structured(await asyncio.wait_for(call, 20))
+    assert all(total == 30 and message == "waiting for a person" for _d, total, message in progress)
+    assert [d for d, _t, _m in progress] == sorted(d for d, _t, _m in progress)
+    assert out["decision"] == "deny" and out["decided_by"] == "none" and out["state"] == "withdrawn"
+
+
+async def test_ask_human_reads_the_schema_on_the_callers_revision(gate: Askgate, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcp.client.session as client_session
+
+    titled = {"type": "object", "properties": {"size": {"type": "string", "oneOf": [{"const": "s", "title": "S"}]}}}
+    monkeypatch.setattr(client_session, "LATEST_HANDSHAKE_VERSION", "2025-06-18")
+    async with gate.session("agent") as old:
+        refused = await old.call_tool("ask_human", {"message": "Size?", "requested_schema": titled, "respondent": "dave"})
+    assert refused.is_error is True
+    assert any(f["pointer"].startswith("/requestedSchema/properties/size") for f in structured(refused)["faults"])
