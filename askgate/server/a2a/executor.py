@@ -166,7 +166,7 @@ class AskgateExecutor(AgentExecutor):
 
     def __init__(self, main_app: Any) -> None:
         self.main_app = main_app
-        self._claimed: dict[str, Claim] = {}  # ask id -> the answer session that holds it
+        self._claimed: dict[str, dict[str, Principal]] = {}  # ask id -> {session task id: its owner}
 
     @property
     def broker(self) -> Broker:
@@ -209,7 +209,7 @@ class AskgateExecutor(AgentExecutor):
             except BrokerError as exc:
                 log.info("a2a_withdraw_refused", ask_id=meta["ask_id"], code=exc.code)
         if meta.get("ask_id"):
-            self._claimed.pop(meta["ask_id"], None)
+            self._release(meta["ask_id"], context.task_id)
         await updater.cancel()
 
     # ---- (a) the caller asks --------------------------------------------------------------------------
@@ -272,7 +272,7 @@ class AskgateExecutor(AgentExecutor):
                                                  f"Ask {wanted} is not waiting for your answer.")])
             await updater.event_queue.enqueue_event(reply)
             return
-        self._claimed[record.id] = Claim(updater.task_id, who)
+        self._claimed.setdefault(record.id, {})[updater.task_id] = who
         await self._enqueue_task(context, updater, {"mode": "answer", "ask_id": record.id})
         await self._require_input(updater, record, msg, context)
 
@@ -328,7 +328,7 @@ class AskgateExecutor(AgentExecutor):
             acting = self.acting_for(who, record)
             # an ask named by id may be taken over from an abandoned session; otherwise skip held ones
             if acting is not None and self._answerable(record, acting.id) and (
-                    wanted is not None or record.id not in self._claimed):
+                    wanted is not None or not self._claimed.get(record.id)):
                 return record
         return None
 
@@ -363,7 +363,7 @@ class AskgateExecutor(AgentExecutor):
                 [new_text_part("This task is waiting for the respondent; it completes with the answer.")]))
             return
         if len(task.history) >= MAX_HISTORY:  # protocols.md §1.2: a task's history holds at most 200 messages
-            self._claimed.pop(ask_id, None)
+            self._release(ask_id, updater.task_id)
             await updater.failed(_agent_message(updater.task_id, updater.context_id, [new_text_part(
                 f"Too many messages on this task (at most {MAX_HISTORY}); start a new session to answer.")]))
             return
@@ -383,7 +383,7 @@ class AskgateExecutor(AgentExecutor):
             await self._require_input(updater, record, msg, context, exc.faults)
             return
         payload = carriage.canonical_answer(answer)
-        claim = self._claimed.pop(ask_id, None)  # this session settles it now: no follow-up for it
+        held = self._release(ask_id, updater.task_id)  # this session settles it now: no follow-up for it
         idem = (Idempotency("a2a:" + str(msg.get("messageId", "")), _message_hash(msg, with_task=True))
                 if msg.get("messageId") else None)
         try:
@@ -400,8 +400,8 @@ class AskgateExecutor(AgentExecutor):
                 await updater.reject(_agent_message(updater.task_id, updater.context_id,
                                                     [new_text_part(carriage.faults_text(faults))]))
                 return
-            if claim is not None:
-                self._claimed[ask_id] = claim
+            if held:
+                self._claimed.setdefault(ask_id, {})[updater.task_id] = who
             await self._require_input(updater, record, msg, context, faults)
             return
         await self._finish_answer(updater, record)
@@ -419,12 +419,22 @@ class AskgateExecutor(AgentExecutor):
         if record is not None and record.terminal:
             await self._finish_answer(TaskUpdater(event_queue, task.id, task.context_id), record)
 
-    def claim_of(self, ask_id: str) -> Claim | None:
-        return self._claimed.get(ask_id)
+    def claims_of(self, ask_id: str) -> list[Claim]:
+        """The answer sessions holding ``ask_id`` (an abandoned one and the one that took it over)."""
+        return [Claim(task_id, who) for task_id, who in self._claimed.get(ask_id, {}).items()]
+
+    def _release(self, ask_id: str, task_id: str | None) -> bool:
+        sessions = self._claimed.get(ask_id)
+        if not sessions or task_id not in sessions:
+            return False
+        del sessions[task_id]
+        if not sessions:
+            del self._claimed[ask_id]
+        return True
 
     async def _finish_answer(self, updater: TaskUpdater, record: AskRecord) -> None:
         """Complete an answer session: the ask's outcome (which may be another respondent's, or a timeout)."""
-        self._claimed.pop(record.id, None)
+        self._release(record.id, updater.task_id)
         outcome = final_answer(record) if record.terminal else None
         text = carriage.summary(outcome) if record.terminal else "Your answer was recorded."
         parts: list[Part] = [new_text_part(text)]

@@ -24,13 +24,11 @@ class A2ASessions(BrokerPlugin):
     def after_commit(self, tr: Any) -> None:
         if not tr.record.terminal:
             return
-        claim = self.executor.claim_of(tr.record.id)
-        if claim is None:
-            return
-        ctx = ServerCallContext(user=A2APrincipal(claim.who))
-        task = asyncio.get_running_loop().create_task(self.handler.nudge(claim.task_id, ctx))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        for claim in self.executor.claims_of(tr.record.id):
+            ctx = ServerCallContext(user=A2APrincipal(claim.who))
+            task = asyncio.get_running_loop().create_task(self.handler.nudge(claim.task_id, ctx))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def stop(self) -> None:
         for task in list(self._tasks):

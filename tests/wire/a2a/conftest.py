@@ -23,7 +23,7 @@ from askgate.store import Store
 from tests.support.tls_peers import uvicorn_thread
 
 PRINCIPALS = (("agent", "asker"), ("bob", "respondent"), ("carol", "respondent"), ("eve", "respondent"),
-              ("bot", "respondent"))
+              ("bot", "respondent"), ("dave", "respondent"))
 
 
 @dataclass

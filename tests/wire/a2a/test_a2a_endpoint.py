@@ -484,3 +484,22 @@ async def test_a_session_is_bounded_to_200_history_messages(askgate_server: Askg
     assert states[0] == "TASK_STATE_INPUT_REQUIRED" and states[-1] == "TASK_STATE_FAILED"
     assert ask_view(askgate_server, ask_id)["state"] == "delivered"  # the ask itself is untouched
     await client.close()
+
+
+async def test_a_held_ask_is_skipped_taken_over_by_id_and_every_session_completes(askgate_server: Askgate) -> None:
+    ask_id = offer(askgate_server, NAME, "dave")  # dave is offered nothing else in this module
+    client = await askgate_server.client("dave")
+    first = (await send(client, user_message({"text": "ready"})))["task"]
+    assert first["metadata"]["askgate"]["ask_id"] == ask_id
+    # held by the first session: a session without an ask id does not get it again
+    other = await send(client, user_message({"text": "anything else?"}))
+    assert "message" in other and "Nothing is waiting" in other["message"]["parts"][0]["text"]
+    second = (await send(client, user_message({"text": "again"}, metadata={"askgate": {"ask_id": ask_id}})))["task"]
+    assert second["id"] != first["id"] and second["metadata"]["askgate"]["ask_id"] == ask_id
+    done = (await send(client, user_message({"text": "Carmen"}, task_id=second["id"],
+                                            context_id=second["contextId"])))["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    abandoned = await _until_terminal(client, first["id"])
+    assert abandoned["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert abandoned["artifacts"][-1]["parts"][1]["data"]["askgate/outcome"]["outcome"]["value"] == {"name": "Carmen"}
+    await client.close()
