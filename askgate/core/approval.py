@@ -22,7 +22,7 @@ from typing import Any
 
 from askgate.core.construct import make
 from askgate.core.model import ApprovalDecision, ApprovalSpec, Capability, IntentExtension
-from askgate.errors import Fault
+from askgate.errors import Fault, pointer_join
 
 DECISIONS = ("allow", "deny")
 SCOPES = ("this_request", "session")
@@ -54,10 +54,6 @@ def _kind(value: Any) -> str:
     return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
 
 
-def _ptr(base: str, token: str | int) -> str:
-    return base + "/" + str(token).replace("~", "~0").replace("/", "~1")
-
-
 def check_intent_extension(value: Any, pointer: str, label: str = "intent_extension") -> list[Fault]:
     """The seed's ``intent_extension`` shape plus askgate's provenance stand-in (§4.2, §3.3).
 
@@ -77,7 +73,7 @@ def check_intent_extension(value: Any, pointer: str, label: str = "intent_extens
     if caps is _ABSENT:
         add(
             Fault(
-                _ptr(pointer, "capabilities"),
+                pointer_join(pointer, "capabilities"),
                 f'{label} is missing required member "capabilities"',
                 "required",
             )
@@ -85,16 +81,16 @@ def check_intent_extension(value: Any, pointer: str, label: str = "intent_extens
     elif type(caps) is not list:
         add(
             Fault(
-                _ptr(pointer, "capabilities"),
+                pointer_join(pointer, "capabilities"),
                 f"{label}.capabilities must be an array, not {_kind(caps)}",
                 "type",
             )
         )
     else:
         if not caps:
-            add(Fault(_ptr(pointer, "capabilities"), f"{label}.capabilities must not be empty", "minItems"))
+            add(Fault(pointer_join(pointer, "capabilities"), f"{label}.capabilities must not be empty", "minItems"))
         for i, cap in enumerate(caps):
-            where = _ptr(_ptr(pointer, "capabilities"), i)
+            where = pointer_join(pointer_join(pointer, "capabilities"), i)
             if type(cap) is not dict:
                 add(Fault(where, f"{label}.capabilities[{i}] must be an object, not {_kind(cap)}", "type"))
                 continue
@@ -103,27 +99,27 @@ def check_intent_extension(value: Any, pointer: str, label: str = "intent_extens
                 if v is not _ABSENT and type(v) is not str:
                     add(
                         Fault(
-                            _ptr(where, member),
+                            pointer_join(where, member),
                             f"{label}.capabilities[{i}].{member} must be a string, not {_kind(v)}",
                             "type",
                         )
                     )
     scope = value.get("scope", _ABSENT)
     if scope is _ABSENT:
-        add(Fault(_ptr(pointer, "scope"), f'{label} is missing required member "scope"', "required"))
+        add(Fault(pointer_join(pointer, "scope"), f'{label} is missing required member "scope"', "required"))
     elif type(scope) is not str:
-        add(Fault(_ptr(pointer, "scope"), f"{label}.scope must be a string, not {_kind(scope)}", "type"))
+        add(Fault(pointer_join(pointer, "scope"), f"{label}.scope must be a string, not {_kind(scope)}", "type"))
     elif scope not in SCOPES:
         add(
             Fault(
-                _ptr(pointer, "scope"),
+                pointer_join(pointer, "scope"),
                 f"{label}.scope must be one of this_request, session (got {scope!r})",
                 "enum",
             )
         )
     prov = value.get("provenance", _ABSENT)
     if prov is not _ABSENT:
-        faults.extend(check_provenance(prov, _ptr(pointer, "provenance"), f"{label}.provenance"))
+        faults.extend(check_provenance(prov, pointer_join(pointer, "provenance"), f"{label}.provenance"))
     return faults
 
 
@@ -163,16 +159,16 @@ def check_provenance(value: Any, pointer: str, label: str = "provenance") -> lis
         return faults
     for member in ("provenance_id", "origin"):
         if member not in value:
-            add(Fault(_ptr(pointer, member), f'{label} is missing required member "{member}"', "required"))
+            add(Fault(pointer_join(pointer, member), f'{label} is missing required member "{member}"', "required"))
     for member in ("provenance_id", "origin", "source_id"):
         v = value.get(member, _ABSENT)
         if v is not _ABSENT and type(v) is not str:
-            add(Fault(_ptr(pointer, member), f"{label}.{member} must be a string, not {_kind(v)}", "type"))
+            add(Fault(pointer_join(pointer, member), f"{label}.{member} must be a string, not {_kind(v)}", "type"))
     origin = value.get("origin")
     if type(origin) is str and origin not in ORIGINS:
         add(
             Fault(
-                _ptr(pointer, "origin"),
+                pointer_join(pointer, "origin"),
                 f"{label}.origin must be one of {', '.join(ORIGINS)} (got {origin!r})",
                 "enum",
             )
@@ -182,7 +178,7 @@ def check_provenance(value: Any, pointer: str, label: str = "provenance") -> lis
         if type(derived) is not list:
             add(
                 Fault(
-                    _ptr(pointer, "derived_from"),
+                    pointer_join(pointer, "derived_from"),
                     f"{label}.derived_from must be an array, not {_kind(derived)}",
                     "type",
                 )
@@ -192,7 +188,7 @@ def check_provenance(value: Any, pointer: str, label: str = "provenance") -> lis
                 if type(item) is not str:
                     add(
                         Fault(
-                            _ptr(_ptr(pointer, "derived_from"), i),
+                            pointer_join(pointer_join(pointer, "derived_from"), i),
                             f"{label}.derived_from[{i}] must be a string, not {_kind(item)}",
                             "type",
                         )
@@ -254,7 +250,7 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
     if decision is _ABSENT:
         add(
             Fault(
-                _ptr(pointer, "decision"),
+                pointer_join(pointer, "decision"),
                 'the decision object is missing required member "decision"',
                 "required",
             )
@@ -262,24 +258,24 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
     elif decision == "ask" and type(decision) is str:
         add(
             Fault(
-                _ptr(pointer, "decision"),
+                pointer_join(pointer, "decision"),
                 'an approver must decide "allow" or "deny"; "ask" is not allowed (ACS is single-hop)',
                 "acs.approver-ask",
             )
         )
     elif type(decision) is not str or decision not in DECISIONS:
         shown = decision if type(decision) is str else _kind(decision)
-        add(Fault(_ptr(pointer, "decision"), f"decision must be allow or deny (got {shown!r})", "enum"))
+        add(Fault(pointer_join(pointer, "decision"), f"decision must be allow or deny (got {shown!r})", "enum"))
     reasoning = value.get("reasoning", _ABSENT)
     if reasoning is not _ABSENT and type(reasoning) is not str:
-        add(Fault(_ptr(pointer, "reasoning"), f"reasoning must be a string, not {_kind(reasoning)}", "type"))
+        add(Fault(pointer_join(pointer, "reasoning"), f"reasoning must be a string, not {_kind(reasoning)}", "type"))
 
     option = value.get("selected_option", _ABSENT)
     if option is not _ABSENT:
         if type(option) is not str:
             add(
                 Fault(
-                    _ptr(pointer, "selected_option"),
+                    pointer_join(pointer, "selected_option"),
                     f"selected_option must be a string, not {_kind(option)}",
                     "type",
                 )
@@ -287,7 +283,7 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
         elif not spec.options:
             add(
                 Fault(
-                    _ptr(pointer, "selected_option"),
+                    pointer_join(pointer, "selected_option"),
                     "selected_option is not allowed: the ASK offers no options",
                     "acs.option-unknown",
                 )
@@ -295,7 +291,7 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
         elif option not in spec.options:
             add(
                 Fault(
-                    _ptr(pointer, "selected_option"),
+                    pointer_join(pointer, "selected_option"),
                     f"selected_option {option!r} is not one of the ASK's options ({', '.join(spec.options)})",
                     "acs.option-unknown",
                 )
@@ -303,7 +299,7 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
     elif decision == "allow" and spec.options:
         add(
             Fault(
-                _ptr(pointer, "selected_option"),
+                pointer_join(pointer, "selected_option"),
                 f"an allow must name one of the ASK's options ({', '.join(spec.options)})",
                 "acs.option-required",
             )
@@ -311,7 +307,7 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
 
     ext = value.get("intent_extension", _ABSENT)
     if ext is not _ABSENT:
-        where = _ptr(pointer, "intent_extension")
+        where = pointer_join(pointer, "intent_extension")
         shape = check_intent_extension(ext, where)
         faults.extend(shape)
         if decision == "deny":
@@ -335,7 +331,7 @@ def _no_wider(faults: list[Fault], proposal: IntentExtension, granted: dict[str,
         if _capability_key(cap) not in proposed:
             faults.append(
                 Fault(
-                    _ptr(_ptr(where, "capabilities"), i),
+                    pointer_join(pointer_join(where, "capabilities"), i),
                     f"capability {i} was not proposed by the ASK; an approver may narrow the proposal, never widen it",
                     "acs.extension-wider-capabilities",
                 )
@@ -343,7 +339,7 @@ def _no_wider(faults: list[Fault], proposal: IntentExtension, granted: dict[str,
     if granted["scope"] == "session" and proposal.scope == "this_request":
         faults.append(
             Fault(
-                _ptr(where, "scope"),
+                pointer_join(where, "scope"),
                 'scope "session" is wider than the proposed "this_request"',
                 "acs.extension-wider-scope",
             )

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from askgate.core.formats import check_format
-from askgate.errors import AskgateError, Fault
+from askgate.errors import AskgateError, Fault, pointer_join
 
 MISSING: Any = object()
 """Sentinel for an absent member (``None`` is JSON ``null``, a present value)."""
@@ -110,7 +110,7 @@ def unknown_members(
         if key not in allowed:
             faults.append(
                 Fault(
-                    _join(pointer, key),
+                    pointer_join(pointer, key),
                     f'{label} does not allow member "{_clip(key)}"',
                     "additionalProperties",
                 )
@@ -122,7 +122,7 @@ def required(faults: list[Fault], obj: dict, names: tuple[str, ...], pointer: st
     for name in names:
         if name not in obj:
             faults.append(
-                Fault(_join(pointer, name), f'{label} is missing required member "{name}"', "required")
+                Fault(pointer_join(pointer, name), f'{label} is missing required member "{name}"', "required")
             )
 
 
@@ -137,10 +137,6 @@ def freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return ("o", frozenset((k, freeze(v)) for k, v in value.items()))
     return ("s", value) if isinstance(value, str) else ("x", repr(value))
-
-
-def _join(pointer: str, token: str) -> str:
-    return pointer + "/" + token.replace("~", "~0").replace("/", "~1")
 
 
 def _clip(text: str, limit: int = 60) -> str:

@@ -13,10 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from askgate.core.model import Answer, Ask, Dialect, Respondent
-from askgate.errors import AskgateError, Fault, raise_if_faults
+from askgate.errors import AskgateError, Fault, pointer_join, raise_if_faults
 from askgate.jsonload import loads_strict
 from askgate.protocols import elicitation_common as common
-from askgate.protocols.flat_schema import borderline_secret_notes, parse_requested_schema, render_requested_schema
+from askgate.protocols.flat_schema import (
+    borderline_secret_notes,
+    parse_requested_schema,
+    render_requested_schema,
+)
 
 DIALECT = Dialect.A2A_ELICITATION
 VERSION = "v1"
@@ -41,7 +45,7 @@ def check_request_shape(doc: Any, base: str = "") -> tuple[Any, list[Fault]]:
     faults: list[Fault] = []
     for key in doc:
         if key not in _REQUEST_KEYS:
-            faults.append(Fault(f"{base}/{common.esc(key)}", f'request has unsupported keyword "{key}"', "additionalProperties"))
+            faults.append(Fault(pointer_join(base, key), f'request has unsupported keyword "{key}"', "additionalProperties"))
     if "message" not in doc:
         faults.append(Fault(base, "message is required", "required"))
     elif type(doc["message"]) is not str:
@@ -86,7 +90,7 @@ def check_response_shape(payload: Any, base: str = "") -> tuple[str | None, list
     faults: list[Fault] = []
     for key in payload:
         if key not in _RESPONSE_KEYS:
-            faults.append(Fault(f"{base}/{common.esc(key)}", f'response has unsupported keyword "{key}"', "additionalProperties"))
+            faults.append(Fault(pointer_join(base, key), f'response has unsupported keyword "{key}"', "additionalProperties"))
     action, action_faults = common.check_action(payload, base)
     faults.extend(action_faults)
     if "content" in payload:

@@ -11,21 +11,13 @@ from datetime import datetime
 from typing import Any
 
 from askgate.core.answers import check_value, normalise_value
-from askgate.core.model import Answer, AnswerSpec, Ask, Deadline, FormSpec, Respondent
-from askgate.errors import Fault, raise_if_faults
 from askgate.core.construct import construct
+from askgate.core.model import Answer, AnswerSpec, Ask, Deadline, FormSpec, Respondent
+from askgate.errors import Fault, pointer_join, raise_if_faults
 from askgate.protocols.flat_schema import WRAPPED_FIELD, as_form
 
 ACTIONS = ("accept", "decline", "cancel")
 CANCEL_ON_TIMEOUT = Deadline(on_timeout="cancel")
-_ESC = str.maketrans({"~": "~0", "/": "~1"})
-
-
-def esc(token: str) -> str:
-    """One RFC 6901 reference token."""
-    return token.translate(_ESC)
-
-
 def _is_scalar(v: Any) -> bool:
     t = type(v)
     return t is str or t is bool or t is int or t is float or isinstance(v, (str, int, float))
@@ -42,7 +34,7 @@ def check_content_shape(content: Any, ptr: str, *, allow_lists: bool) -> list[Fa
         if allow_lists and type(v) is list and all(type(x) is str for x in v):
             continue
         allowed = "a string, number, boolean or list of strings" if allow_lists else "a string, number or boolean"
-        faults.append(Fault(f"{ptr}/{esc(key)}", f'content property "{key}" must be {allowed}', "type"))
+        faults.append(Fault(pointer_join(ptr, key), f'content property "{key}" must be {allowed}', "type"))
     return faults
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from askgate.core.model import BooleanField, ChoiceField, FormSpec, IntegerField, NumberField, StringField
 from askgate.core.construct import construct, option
+from askgate.core.model import BooleanField, ChoiceField, FormSpec, IntegerField, NumberField, StringField
 
 MAX_SAFE = 2**53 - 1
 _FORMATS = frozenset({"email", "uri", "date", "date-time"})

@@ -20,6 +20,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from askgate.core.construct import construct
+from askgate.core.ecma_pattern import PatternError, translate
+from askgate.core.formats import check_format
 from askgate.core.model import (
     AnswerSpec,
     BooleanField,
@@ -35,10 +38,7 @@ from askgate.core.model import (
     TextSpec,
     YesNoSpec,
 )
-from askgate.errors import AskgateError, Fault
-from askgate.core.ecma_pattern import PatternError, translate
-from askgate.core.formats import check_format
-from askgate.core.construct import construct
+from askgate.errors import AskgateError, Fault, pointer_join
 from askgate.protocols.flat_fast import fast_form
 
 PROFILES = ("a2a", "mcp-2025-06-18", "mcp-2025-11-25", "aqp")
@@ -200,10 +200,6 @@ class _Ctx:
         self.faults.append(Fault(pointer, message, rule))
 
 
-def _esc(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1") if ("~" in token or "/" in token) else token
-
-
 def parse_requested_schema(schema: Any, *, profile: str, pointer: str) -> tuple[FormSpec, list[Fault]]:
     """Validate a ``requestedSchema`` and build the canonical :class:`FormSpec`.
 
@@ -227,7 +223,7 @@ def full_pass(schema: Any, *, profile: str, pointer: str) -> tuple[FormSpec, lis
     allowed_top = _TOP_KEYS_WIDE if wide else _TOP_KEYS
     for key in schema:
         if key not in allowed_top:
-            ctx.add(f"{pointer}/{_esc(key)}", f'requestedSchema has unsupported keyword "{key}"', "additionalProperties")
+            ctx.add(pointer_join(pointer, key), f'requestedSchema has unsupported keyword "{key}"', "additionalProperties")
     if "type" not in schema:
         ctx.add(pointer, "requestedSchema.type must be object", "required")
     elif schema["type"] != "object" or type(schema["type"]) is not str:
@@ -243,7 +239,7 @@ def full_pass(schema: Any, *, profile: str, pointer: str) -> tuple[FormSpec, lis
     else:
         base = f"{pointer}/properties"
         for name, prop in props.items():
-            built = _property(ctx, name, prop, f"{base}/{_esc(name)}")
+            built = _property(ctx, name, prop, pointer_join(base, name))
             if built is not None:
                 builders.append((name, built))
     required_names = _required(ctx, schema, props if type(props) is dict else None, pointer)
@@ -302,7 +298,7 @@ def _common(ctx: _Ctx, name: str, prop: dict, ptr: str, label: str) -> bool:
 def _allow(ctx: _Ctx, prop: dict, allowed: frozenset[str], ptr: str, label: str) -> None:
     for key in prop:
         if key not in allowed:
-            ctx.add(f"{ptr}/{_esc(key)}", f'{label} has unsupported keyword "{key}"', "additionalProperties")
+            ctx.add(pointer_join(ptr, key), f'{label} has unsupported keyword "{key}"', "additionalProperties")
 
 
 def _property(ctx: _Ctx, name: str, prop: Any, ptr: str) -> Any:
@@ -601,7 +597,7 @@ def render_requested_schema(spec: FormSpec, *, profile: str) -> dict:
             if not wide:
                 raise _unsupported(
                     f'field "{f.name}" is a multi-select, which {profile} cannot express', "elicitation.multi-select-unsupported",
-                    f"/properties/{_esc(f.name)}",
+                    pointer_join("/properties", f.name),
                 )
             out["type"] = "array"
         else:
@@ -621,7 +617,7 @@ def render_requested_schema(spec: FormSpec, *, profile: str) -> dict:
                 if not wide:
                     raise _unsupported(
                         f'field "{f.name}" has a pattern, which {profile} cannot express', "elicitation.pattern-unsupported",
-                        f"/properties/{_esc(f.name)}",
+                        pointer_join("/properties", f.name),
                     )
                 out["pattern"] = f.pattern
         elif kind in ("number", "integer"):

@@ -13,10 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from askgate.core.model import Answer, Ask, Dialect, Respondent
-from askgate.errors import AskgateError, Fault, raise_if_faults
+from askgate.errors import AskgateError, Fault, pointer_join, raise_if_faults
 from askgate.jsonload import loads_strict
 from askgate.protocols import elicitation_common as common
-from askgate.protocols.flat_schema import borderline_secret_notes, parse_requested_schema, render_requested_schema
+from askgate.protocols.flat_schema import (
+    borderline_secret_notes,
+    parse_requested_schema,
+    render_requested_schema,
+)
 
 DIALECT = Dialect.MCP_ELICITATION
 VERSIONS = ("2025-06-18", "2025-11-25")
@@ -47,7 +51,7 @@ def _envelope(doc: dict) -> tuple[Any, str, list[Fault], Any]:
     faults: list[Fault] = []
     for key in doc:
         if key not in _ENVELOPE_KEYS:
-            faults.append(Fault(f"/{common.esc(key)}", f'JSON-RPC request has unsupported member "{key}"', "additionalProperties"))
+            faults.append(Fault(pointer_join("", key), f'JSON-RPC request has unsupported member "{key}"', "additionalProperties"))
     if doc.get("jsonrpc") != "2.0" or type(doc.get("jsonrpc")) is not str:
         faults.append(Fault("/jsonrpc", 'jsonrpc must be "2.0"', "const"))
     rid = doc.get("id")
@@ -145,7 +149,7 @@ def check_result_shape(payload: Any, *, version: str = LATEST) -> tuple[str | No
     if type(payload) is dict and "jsonrpc" in payload:
         for key in payload:
             if key not in _RESPONSE_ENVELOPE_KEYS:
-                faults.append(Fault(f"/{common.esc(key)}", f'JSON-RPC response has unsupported member "{key}"',
+                faults.append(Fault(pointer_join("", key), f'JSON-RPC response has unsupported member "{key}"',
                                     "additionalProperties"))
         if payload.get("jsonrpc") != "2.0" or type(payload.get("jsonrpc")) is not str:
             faults.append(Fault("/jsonrpc", 'jsonrpc must be "2.0"', "const"))
