@@ -153,21 +153,27 @@ async def throughput(url: str, toks: dict[str, str], seconds: float, workers: in
     ha = {"Authorization": f"Bearer {toks['bench-agent']}"}
     hb = {"Authorization": f"Bearer {toks['bench-bob']}"}
     done = 0
+    errors = 0
     end = time.monotonic() + seconds
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=httpx.Limits(max_connections=workers * 2)) as c:
 
         async def worker() -> None:
-            nonlocal done
+            nonlocal done, errors
             while time.monotonic() < end:
-                r = await c.post("/v1/asks", json=A2A, params={"respondent": "bench-bob"}, headers=ha)
-                r2 = await c.post(f"/v1/asks/{r.json()['id']}/answer", json=ANSWER, headers=hb)
+                try:
+                    r = await c.post("/v1/asks", json=A2A, params={"respondent": "bench-bob"}, headers=ha)
+                    r2 = await c.post(f"/v1/asks/{r.json()['id']}/answer", json=ANSWER, headers=hb)
+                except httpx.TransportError:
+                    errors += 1  # counted and reported; the loop goes on
+                    continue
                 assert r2.status_code == 200
                 done += 1
 
         t0 = time.monotonic()
         await asyncio.gather(*(worker() for _ in range(workers)))
         elapsed = time.monotonic() - t0
-    return {"seconds": round(elapsed, 1), "asks_answered": done, "per_second": done / elapsed}
+    return {"seconds": round(elapsed, 1), "asks_answered": done, "per_second": done / elapsed,
+            "transport_errors": errors}
 
 
 async def seed_deadlines(db_url: str, n: int, start_in: float, spread: float) -> None:
@@ -277,6 +283,9 @@ def run_backend(name: str, db: str | None, args: argparse.Namespace) -> dict[str
         out["deadlines_restart"] = deadlines(dl_dir2, _fresh(db) if db else None, args.deadline_asks, args.spread,
                                              restart=True)
     finally:
+        err = workdir / "serve.err"
+        if err.exists() and "Traceback" in err.read_text():
+            print(err.read_text()[-3000:], file=sys.stderr)
         shutil.rmtree(workdir, ignore_errors=True)
     return out
 
@@ -326,7 +335,7 @@ def main() -> None:
         if "throughput" in r:
             t = r["throughput"]
             print(f"throughput: {t['per_second']:.0f} asks created+answered/s over {t['seconds']} s "
-                  f"({t['asks_answered']})")
+                  f"({t['asks_answered']}; transport errors: {t['transport_errors']})")
         for key in ("deadlines", "deadlines_restart"):
             if key not in r:
                 continue
