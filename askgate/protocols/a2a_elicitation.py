@@ -18,7 +18,6 @@ from askgate.jsonload import loads_strict
 from askgate.protocols import elicitation_common as common
 from askgate.protocols.flat_schema import (
     borderline_secret_notes,
-    parse_requested_schema,
     render_requested_schema,
 )
 
@@ -46,17 +45,7 @@ def check_request_shape(doc: Any, base: str = "") -> tuple[Any, list[Fault]]:
     for key in doc:
         if key not in _REQUEST_KEYS:
             faults.append(Fault(pointer_join(base, key), f'request has unsupported keyword "{key}"', "additionalProperties"))
-    if "message" not in doc:
-        faults.append(Fault(base, "message is required", "required"))
-    elif type(doc["message"]) is not str:
-        faults.append(Fault(f"{base}/message", "message must be a string", "type"))
-    elif not doc["message"]:
-        faults.append(Fault(f"{base}/message", "message must not be empty", "minLength"))
-    if "requestedSchema" not in doc:
-        faults.append(Fault(base, "requestedSchema is required", "required"))
-        return None, faults
-    spec, schema_faults = parse_requested_schema(doc["requestedSchema"], profile="a2a", pointer=f"{base}/requestedSchema")
-    faults.extend(schema_faults)
+    spec = common.check_message_and_schema(doc, base, "a2a", faults)
     return spec, faults
 
 

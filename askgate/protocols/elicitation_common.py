@@ -14,7 +14,7 @@ from askgate.core.answers import check_value, normalise_value
 from askgate.core.construct import construct
 from askgate.core.model import Answer, AnswerSpec, Ask, Deadline, FormSpec, Respondent
 from askgate.errors import Fault, pointer_join, raise_if_faults
-from askgate.protocols.flat_schema import WRAPPED_FIELD, as_form
+from askgate.protocols.flat_schema import WRAPPED_FIELD, as_form, parse_requested_schema
 
 ACTIONS = ("accept", "decline", "cancel")
 CANCEL_ON_TIMEOUT = Deadline(on_timeout="cancel")
@@ -36,6 +36,23 @@ def check_content_shape(content: Any, ptr: str, *, allow_lists: bool) -> list[Fa
         allowed = "a string, number, boolean or list of strings" if allow_lists else "a string, number or boolean"
         faults.append(Fault(pointer_join(ptr, key), f'content property "{key}" must be {allowed}', "type"))
     return faults
+
+
+def check_message_and_schema(obj: dict, base: str, profile: str, faults: list[Fault]) -> FormSpec | None:
+    """The request members both dialects share: ``message`` (a non-empty string) and ``requestedSchema``
+    (a flat form of ``profile``), both required. Appends the faults; returns the form if it is valid."""
+    if "message" not in obj:
+        faults.append(Fault(base, "message is required", "required"))
+    elif type(obj["message"]) is not str:
+        faults.append(Fault(f"{base}/message", "message must be a string", "type"))
+    elif not obj["message"]:
+        faults.append(Fault(f"{base}/message", "message must not be empty", "minLength"))
+    if "requestedSchema" not in obj:
+        faults.append(Fault(base, "requestedSchema is required", "required"))
+        return None
+    spec, schema_faults = parse_requested_schema(obj["requestedSchema"], profile=profile, pointer=f"{base}/requestedSchema")
+    faults.extend(schema_faults)
+    return spec
 
 
 def check_action(payload: dict, base: str) -> tuple[str | None, list[Fault]]:

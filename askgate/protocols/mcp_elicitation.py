@@ -18,7 +18,6 @@ from askgate.jsonload import loads_strict
 from askgate.protocols import elicitation_common as common
 from askgate.protocols.flat_schema import (
     borderline_secret_notes,
-    parse_requested_schema,
     render_requested_schema,
 )
 
@@ -107,19 +106,7 @@ def parse_request(doc: Any, version: str = LATEST, **opts: Any) -> Ask:
             faults.append(Fault(f"{base}/mode", 'mode must be "form" or "url"', "enum"))
         if "_meta" in params and type(params["_meta"]) is not dict:
             faults.append(Fault(f"{base}/_meta", "_meta must be an object", "type"))
-        if "message" not in params:
-            faults.append(Fault(base, "message is required", "required"))
-        elif type(params["message"]) is not str:
-            faults.append(Fault(f"{base}/message", "message must be a string", "type"))
-        elif not params["message"]:
-            faults.append(Fault(f"{base}/message", "message must not be empty", "minLength"))
-        if "requestedSchema" not in params:
-            faults.append(Fault(base, "requestedSchema is required", "required"))
-        else:
-            spec, schema_faults = parse_requested_schema(
-                params["requestedSchema"], profile=f"mcp-{version}", pointer=f"{base}/requestedSchema"
-            )
-            faults.extend(schema_faults)
+        spec = common.check_message_and_schema(params, base, f"mcp-{version}", faults)
     raise_if_faults(faults, "invalid elicitation/create request", code="invalid_request")
     if version == "2025-11-25" and any(
         f.kind == "choice" and not f.titled and any(o.label is not None for o in f.options) for f in spec.fields
