@@ -24,6 +24,14 @@ from askgate.protocols import a2a_carriage
 from askgate.protocols import mcp_elicitation as codec
 
 VERSIONS = codec.VERSIONS
+#: Revisions where an elicitation rides the tool result (``InputRequiredResult``, the 2026-07-28
+#: multi-round-trip flow) instead of a server-to-client request; its params are the 2025-11-25 form.
+ROUND_TRIP_VERSIONS = ("2026-07-28",)
+
+
+def form_version(version: str) -> str:
+    """The codec revision whose form shape a session on ``version`` is sent (and answers in)."""
+    return "2025-11-25" if version in ROUND_TRIP_VERSIONS else version
 
 
 def elicitation_refusal(capabilities: Any, version: str | None) -> str | None:
@@ -33,14 +41,14 @@ def elicitation_refusal(capabilities: Any, version: str | None) -> str | None:
     2025-06-18: a declared ``elicitation`` (bare ``{}``) means form. 2025-11-25: a bare ``{}`` means form
     only; otherwise ``form`` must be listed (a url-only client is never sent a form) [protocols.md §2.1].
     """
-    if version not in VERSIONS:
-        return (f"MCP revision {version!r} has no server-to-client elicitation/create that askgate speaks; "
-                f"connect with {' or '.join(VERSIONS)}")
+    if version not in VERSIONS and version not in ROUND_TRIP_VERSIONS:
+        return (f"MCP revision {version!r} has no elicitation that askgate speaks; "
+                f"connect with {', '.join(VERSIONS + ROUND_TRIP_VERSIONS)}")
     elicitation = capabilities.get("elicitation") if isinstance(capabilities, dict) else None
     if not isinstance(elicitation, dict):
         return ("this MCP client did not declare the elicitation capability in initialize, so askgate cannot "
                 "put asks to it; declare capabilities.elicitation (form mode)")
-    if version == "2025-11-25" and elicitation and "form" not in elicitation:
+    if version != "2025-06-18" and elicitation and "form" not in elicitation:
         return "this MCP client declared elicitation without form mode; askgate sends form mode only"
     return None
 
@@ -55,7 +63,7 @@ def request_for(ask: Ask, version: str, *, deadline: str | None = None) -> dict[
     the revision cannot express the ask (multi-select or pattern on 2025-06-18, for example).
 
     ``_meta[META_KEY]`` names the ask id, its asker and (``deadline``, RFC 3339) when it ends."""
-    params = codec.render_request(form_ask(ask) if isinstance(ask.spec, ApprovalSpec) else ask, version)
+    params = codec.render_request(form_ask(ask) if isinstance(ask.spec, ApprovalSpec) else ask, form_version(version))
     meta = {k: v for k, v in (("id", ask.id), ("asker", ask.asker), ("deadline", deadline)) if v is not None}
     if meta:
         params["_meta"] = {META_KEY: meta}
@@ -76,7 +84,7 @@ def check_result(ask: Ask, result: Any, version: str) -> Answer:
     values are refused); an approval's decision form becomes an :class:`ApprovalDecision`.
     """
     asked = form_ask(ask) if isinstance(ask.spec, ApprovalSpec) else ask
-    shaped = asked.model_copy(update={"dialect": codec.DIALECT, "dialect_version": version})
+    shaped = asked.model_copy(update={"dialect": codec.DIALECT, "dialect_version": form_version(version)})
     answer = codec.check_answer(shaped, result)
     if not isinstance(ask.spec, ApprovalSpec) or answer.outcome != "accept":
         return answer
@@ -101,4 +109,4 @@ def with_faults(params: dict[str, Any], faults: list[Fault] | tuple[Fault, ...])
     return {**params, "message": f"{a2a_carriage.faults_text(faults)}\n\n{params['message']}"}
 
 
-__all__ = ["META_KEY", "VERSIONS", "canonical_answer", "check_result", "elicitation_refusal", "form_ask", "request_for", "with_faults"]
+__all__ = ["META_KEY", "ROUND_TRIP_VERSIONS", "VERSIONS", "canonical_answer", "check_result", "elicitation_refusal", "form_ask", "form_version", "request_for", "with_faults"]

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 import anyio
+import mcp_types as types
 import structlog
 from fastapi import FastAPI
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
@@ -32,7 +33,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
@@ -347,7 +348,7 @@ def build_server(app: FastAPI) -> MCPServer:
         ctx: Context,
         max_asks: Annotated[int, Field(ge=1, le=100, description="stop after this many asks")] = 1,
         wait_seconds: Annotated[float, Field(ge=0, le=600, description="wait this long for asks to arrive")] = 30.0,
-    ) -> Annotated[CallToolResult, AnswerAsksOutcome]:
+    ) -> Annotated[CallToolResult, AnswerAsksOutcome] | InputRequiredResult:
         """Put the asks offered to you to this client through elicitation/create (form mode) and record the
         answers. Needs the elicitation capability; returns what happened to each ask."""
         who = principal_of(ctx)
@@ -356,6 +357,8 @@ def build_server(app: FastAPI) -> MCPServer:
         caps_json = caps.model_dump(mode="json", by_alias=True, exclude_none=True) if caps is not None else None
         version = ctx.protocol_version
         why = mcp_carriage.elicitation_refusal(caps_json, version)
+        if why is None and version in mcp_carriage.ROUND_TRIP_VERSIONS:
+            return await _answer_in_rounds(broker(), who, ctx, version, max_asks, wait_seconds)
         if why is None and not session.can_send_request:
             why = "this connection cannot carry server-to-client requests (stateless or JSON-response mode)"
         if why is not None:
@@ -437,7 +440,6 @@ async def _put_to_client(broker: Broker, who: Principal, ctx: Context, record: A
     except AskgateError as exc:
         return {"ask_id": record.id, "status": "unsupported", "detail": exc.summary,
                 "faults": [f.as_dict() for f in exc.faults]}
-    respondent = record.routing.find(who.id) or Respondent(kind="human", id=who.id)
     sent = params
     faults: list[Fault] = []
     for _round in range(MAX_ROUNDS):
@@ -455,23 +457,89 @@ async def _put_to_client(broker: Broker, who: Principal, ctx: Context, record: A
             current = await broker.get(record.id)
             return {"ask_id": record.id, "status": "lost", "state": current.state.value if current else None,
                     "detail": "the ask was settled elsewhere; the elicitation was cancelled"}
-        try:
-            answer = mcp_carriage.check_result(ask, result, version)
-        except AskgateError as exc:
-            faults = list(exc.faults)
-            log.info("mcp_answer_refused", ask_id=record.id, faults=len(faults))
-            sent = mcp_carriage.with_faults(params, faults)
-            continue
-        answer = answer.model_copy(update={"respondent": respondent})
-        try:
-            final = await broker.answer(record.id, mcp_carriage.canonical_answer(answer), who=who)
-        except BrokerError as exc:
-            status = "lost" if exc.status == 409 else "refused"
-            return {"ask_id": record.id, "status": status, "detail": exc.detail or exc.title,
-                    "faults": [f.as_dict() for f in exc.faults]}
-        return {"ask_id": record.id, "status": "recorded", "outcome": answer.outcome, "state": final.state.value}
-    return {"ask_id": record.id, "status": "refused", "detail": f"no acceptable answer in {MAX_ROUNDS} rounds",
+        checked = await _check_and_record(broker, who, record, result, version)
+        if isinstance(checked, dict):
+            return checked
+        faults = checked
+        sent = mcp_carriage.with_faults(params, faults)
+    return _given_up(record.id, faults)
+
+
+def _given_up(ask_id: str, faults: list[Fault]) -> dict[str, Any]:
+    return {"ask_id": ask_id, "status": "refused", "detail": f"no acceptable answer in {MAX_ROUNDS} rounds",
             "faults": [f.as_dict() for f in faults]}
+
+
+async def _check_and_record(broker: Broker, who: Principal, record: AskRecord, result: Any,
+                            version: str) -> dict[str, Any] | list[Fault]:
+    """Check an ElicitResult with the codec and record it: the report, or the faults to ask again with."""
+    try:
+        answer = mcp_carriage.check_result(record.ask, result, version)
+    except AskgateError as exc:
+        log.info("mcp_answer_refused", ask_id=record.id, faults=len(exc.faults))
+        return list(exc.faults)
+    respondent = record.routing.find(who.id) or Respondent(kind="human", id=who.id)
+    answer = answer.model_copy(update={"respondent": respondent})
+    try:
+        final = await broker.answer(record.id, mcp_carriage.canonical_answer(answer), who=who)
+    except BrokerError as exc:
+        status = "lost" if exc.status == 409 else "refused"
+        return {"ask_id": record.id, "status": status, "detail": exc.detail or exc.title,
+                "faults": [f.as_dict() for f in exc.faults]}
+    return {"ask_id": record.id, "status": "recorded", "outcome": answer.outcome, "state": final.state.value}
+
+
+async def _answer_in_rounds(broker: Broker, who: Principal, ctx: Context, version: str, max_asks: int,
+                            wait_seconds: float) -> CallToolResult | InputRequiredResult:
+    """``answer_asks`` on the 2026-07-28 multi-round-trip flow: each elicitation is returned as an
+    ``InputRequiredResult`` and its ``ElicitResult`` comes back on the client's retry, with the progress
+    kept in ``requestState`` (sealed by the SDK, so the client cannot alter it)."""
+    state: dict[str, Any] = json.loads(ctx.request_state) if ctx.request_state else {
+        "reports": [], "seen": [], "end": time.time() + wait_seconds, "pending": None}
+    reports: list[dict[str, Any]] = state["reports"]
+    pending = state["pending"]
+    state["pending"] = None
+    if pending is not None:
+        record = await broker.get(pending["ask"])
+        raw = (ctx.input_responses or {}).get(pending["ask"])
+        if record is None or record.terminal:
+            reports.append({"ask_id": pending["ask"], "status": "lost", "state": record.state.value if record else None,
+                            "detail": "the ask was settled elsewhere"})
+        elif not isinstance(raw, types.ElicitResult):
+            reports.append({"ask_id": record.id, "status": "failed", "detail": "the client sent no ElicitResult"})
+        else:
+            result = raw.model_dump(mode="json", by_alias=True, exclude_none=True)
+            checked = await _check_and_record(broker, who, record, result, version)
+            if isinstance(checked, dict):
+                reports.append(checked)
+            elif pending["round"] >= MAX_ROUNDS:
+                reports.append(_given_up(record.id, checked))
+            else:
+                return _input_required(state, record, pending["round"] + 1, checked)
+    while len(reports) < max_asks:
+        record = await _next_offer(broker, who, set(state["seen"]))
+        if record is None:
+            if time.time() >= state["end"]:
+                break
+            await anyio.sleep(POLL_SECONDS)
+            continue
+        state["seen"].append(record.id)
+        try:
+            return _input_required(state, record, 1, [])
+        except AskgateError as exc:
+            reports.append({"ask_id": record.id, "status": "unsupported", "detail": exc.summary,
+                            "faults": [f.as_dict() for f in exc.faults]})
+    outcome = AnswerAsksOutcome(protocol_version=version, asks=[AnswerReport(**r) for r in reports])
+    return _result(outcome.model_dump(mode="json", exclude_none=True))
+
+
+def _input_required(state: dict[str, Any], record: AskRecord, round_no: int, faults: list[Fault]) -> InputRequiredResult:
+    params = mcp_carriage.request_for(record.ask, mcp_carriage.ROUND_TRIP_VERSIONS[0], deadline=iso(record.deadline_at))
+    if faults:
+        params = mcp_carriage.with_faults(params, faults)
+    request = types.ElicitRequest.model_validate({"method": codec.METHOD, "params": params})
+    state = {**state, "pending": {"ask": record.id, "round": round_no}}
+    return InputRequiredResult(input_requests={record.id: request}, request_state=json.dumps(state))
 
 
 # --------------------------------------------------------------------------------------------------

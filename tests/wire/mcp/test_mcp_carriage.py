@@ -73,6 +73,13 @@ def test_the_request_parses_back_to_the_same_form(ask: Ask, version: str) -> Non
     assert as_form(again.spec)[0] == as_form(expected.spec)[0]
 
 
+def test_the_round_trip_era_gets_the_2025_11_25_form() -> None:
+    assert carriage.form_version("2026-07-28") == "2025-11-25"
+    assert carriage.request_for(MULTI, "2026-07-28") == carriage.request_for(MULTI, "2025-11-25")
+    answer = carriage.check_result(MULTI, {"action": "accept", "content": {"m": ["x"]}}, "2026-07-28")
+    assert answer.value == {"m": ("x",)}
+
+
 def test_what_an_old_peer_cannot_express_is_refused() -> None:
     with pytest.raises(AskgateError) as err:
         carriage.request_for(MULTI, "2025-06-18")
@@ -90,7 +97,9 @@ def test_what_an_old_peer_cannot_express_is_refused() -> None:
     (None, "2025-11-25", False),
     ({"sampling": {}}, "2025-06-18", False),
     ({"elicitation": {}}, "2025-03-26", False),  # no elicitation in that revision
-    ({"elicitation": {}}, "2026-07-28", False),  # per-request era: not server-to-client requests
+    ({"elicitation": {}}, "2026-07-28", True),  # per-request era: rides InputRequiredResult
+    ({"elicitation": {"url": {}}}, "2026-07-28", False),
+    ({"elicitation": {}}, "2099-01-01", False),
     ({"elicitation": {}}, None, False),
 ])
 def test_who_may_be_sent_elicitation_create(caps: object, version: str | None, ok: bool) -> None:

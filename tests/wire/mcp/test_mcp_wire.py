@@ -451,13 +451,12 @@ async def test_a_respondent_is_named_or_the_operators_default_is_asked(gate: Ask
 
 
 async def test_the_sdks_auto_negotiating_client(gate: Askgate) -> None:
-    """mcp.Client in auto mode picks the newest revision askgate's SDK speaks (the 2026-07-28 per-request
-    era): asking a person works; answer_asks says why it cannot use elicitation/create there."""
+    """mcp.Client in auto mode picks the newest revision (2026-07-28, the per-request era): asking a person
+    works, and answer_asks puts asks through the multi-round-trip flow (InputRequiredResult carrying
+    elicitation/create, the ElicitResult on the retry) with fault rounds; without elicitation: a clear error."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
-
-    callback = Elicited({"action": "decline"})
 
     def transport(who: str) -> Any:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {gate.tokens[who]}"}, trust_env=False,
@@ -466,15 +465,29 @@ async def test_the_sdks_auto_negotiating_client(gate: Askgate) -> None:
 
     with Person(gate, "alice", lambda v: {"action": "accept", "content": {"name": "Z", "count": 2}}).answering():
         async with Client(transport("agent"), mode="auto") as agent:
-            version = agent.session.protocol_version
+            assert agent.session.protocol_version == "2026-07-28"
             asked = await agent.call_tool("ask_human", {"message": "Modern?", "requested_schema": SCHEMA,
                                                         "respondent": "alice", "timeout_seconds": 30})
     assert structured(asked)["content"] == {"name": "Z", "count": 2}
+
+    first = create_ask(gate, {"message": "Round one", "requestedSchema": SCHEMA}, "bob", dialect="mcp-elicitation")
+    second = create_ask(gate, {"ask": {"dialect": "canonical", "prompt": "Go?", "spec": {"kind": "approval"}}}, "bob")
+    callback = Elicited({"action": "accept", "content": {"name": "M", "count": 0}},
+                        {"action": "accept", "content": {"name": "M", "count": 5}},
+                        {"action": "accept", "content": {"decision": "allow"}})
     async with Client(transport("bob"), mode="auto", elicitation_callback=callback) as bob:
-        refused = await bob.call_tool("answer_asks", {"wait_seconds": 1})
-    out = structured(refused)
-    assert version == "2026-07-28"
-    assert refused.is_error is True and out["error"] == "elicitation_unavailable" and version in out["message"]
+        report = structured(await bob.call_tool("answer_asks", {"max_asks": 2, "wait_seconds": 5}))
+    assert report["protocol_version"] == "2026-07-28"
+    assert [(a["ask_id"], a["status"]) for a in report["asks"]] == [(first, "recorded"), (second, "recorded")]
+    assert [p.message.splitlines()[0] for p in callback.params] == [
+        "Round one", "The answer was not accepted:", "Go?"]
+    assert "/content/count" in callback.params[1].message
+    assert view(gate, first)["outcome"]["value"] == {"name": "M", "count": 5}
+    assert view(gate, second)["outcome"]["value"]["decision"] == "allow"
+
+    async with Client(transport("bob"), mode="auto") as plain:  # no elicitation capability
+        refused = await plain.call_tool("answer_asks", {"wait_seconds": 1})
+    assert refused.is_error is True and structured(refused)["error"] == "elicitation_unavailable"
 
 
 async def test_waiting_reports_progress_and_a_withdrawn_approval_is_a_deny(gate: Askgate,
