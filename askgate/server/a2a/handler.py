@@ -9,6 +9,7 @@ the owner from the authenticated user, so another principal's task is simply not
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -16,9 +17,28 @@ from a2a.server.agent_execution import RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types.a2a_pb2 import GetTaskRequest, Message, SendMessageRequest, Task
-from a2a.utils.errors import A2AError, InvalidRequestError, TaskNotFoundError
+from a2a.utils.errors import A2AError, InvalidParamsError, InvalidRequestError, TaskNotFoundError
 
 DUPLICATE_MESSAGE_ID = "DUPLICATE_MESSAGE_ID: this messageId was already used on this task with a different message"
+
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+MAX_MESSAGE_BYTES = 256 * 1024
+
+
+def check_message_limits(msg: Message) -> None:
+    """The reference runtime's limits (protocols.md §1.2): ids of 1-128 characters (alphanumeric first,
+    then alphanumerics and ``._:-``), at least one part, a message of at most 256 KiB."""
+    problems = [f"{name} must be 1-128 characters: a letter or digit, then letters, digits or ._:-"
+                for name, value in (("messageId", msg.message_id), ("taskId", msg.task_id),
+                                    ("contextId", msg.context_id))
+                if (value or name == "messageId") and not _ID.fullmatch(value)]
+    if not msg.parts:
+        problems.append("a message needs at least one part")
+    if msg.ByteSize() > MAX_MESSAGE_BYTES:
+        problems.append(f"a message may be at most {MAX_MESSAGE_BYTES} bytes")
+    if problems:
+        raise InvalidParamsError(message="; ".join(problems))
 
 
 class AskgateRequestHandler(DefaultRequestHandler):
@@ -55,6 +75,7 @@ class AskgateRequestHandler(DefaultRequestHandler):
         return True
 
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message | Task:
+        check_message_limits(params.message)
         replay = await self._replayed(params, context)
         if replay is not None:
             return replay
@@ -62,6 +83,7 @@ class AskgateRequestHandler(DefaultRequestHandler):
 
     async def on_message_send_stream(self, params: SendMessageRequest,
                                      context: ServerCallContext) -> AsyncGenerator[Any, None]:
+        check_message_limits(params.message)
         replay = await self._replayed(params, context)
         if replay is not None:
             yield replay

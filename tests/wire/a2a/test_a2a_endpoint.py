@@ -503,3 +503,17 @@ async def test_a_held_ask_is_skipped_taken_over_by_id_and_every_session_complete
     assert abandoned["status"]["state"] == "TASK_STATE_COMPLETED"
     assert abandoned["artifacts"][-1]["parts"][1]["data"]["askgate/outcome"]["outcome"]["value"] == {"name": "Carmen"}
     await client.close()
+
+
+@pytest.mark.parametrize(("message", "problem"), [
+    ({"messageId": "-starts-with-a-dash", "parts": [{"text": "hi"}]}, "messageId"),
+    ({"messageId": "x" * 129, "parts": [{"text": "hi"}]}, "messageId"),
+    ({"messageId": "ok-1", "contextId": "bad context", "parts": [{"text": "hi"}]}, "contextId"),
+    ({"messageId": "ok-2", "parts": []}, "at least one part"),
+    ({"messageId": "ok-3", "parts": [{"text": "x" * (300 * 1024)}]}, "at most"),
+])
+def test_reference_message_limits(askgate_server: Askgate, message: dict[str, Any], problem: str) -> None:
+    body = {"message": {"role": "ROLE_USER", **message}}
+    with askgate_server.http("dave") as c:
+        r = c.post("/a2a/message:send", json=body, headers={"A2A-Version": "1.0"})
+    assert r.status_code == 400 and problem in r.text, r.text
