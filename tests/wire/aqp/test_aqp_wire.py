@@ -260,10 +260,10 @@ def test_undelivered_answer_expires_and_nothing_is_sent_after_expiry(gate: Askga
         return 503, b"{}"
 
     with https_server(pki, always_busy) as hook:
-        doc = query("https", hook.url, expires_in=3.0)
+        doc = query("https", hook.url, expires_in=6.0)
         submit(gate, doc)
         answer(gate, doc["queryId"], {"format": "choice", "value": "Ship it"})
-        final = wait_state(gate, doc["queryId"], {"expired", "delivered", "delivery_failed"}, timeout=15)
+        final = wait_state(gate, doc["queryId"], {"expired", "delivered", "delivery_failed"}, timeout=25)
         settled = len(hook.received)
         time.sleep(1.0)
         after = len(hook.received)
