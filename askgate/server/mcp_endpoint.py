@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -238,12 +239,27 @@ def _may_ask(who: Principal) -> CallToolResult | None:
 # --------------------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _no_logging_setup() -> Iterator[None]:
+    """MCPServer() calls ``logging.basicConfig`` (root at INFO with a rich handler): that would make every
+    library log at INFO in askgate's process, httpx's request lines (outbound URLs) included. basicConfig
+    does nothing while the root logger has a handler, so one is held for the construction only."""
+    root = logging.getLogger()
+    guard = logging.NullHandler()
+    root.addHandler(guard)
+    try:
+        yield
+    finally:
+        root.removeHandler(guard)
+
+
 def build_server(app: FastAPI) -> MCPServer:
     """The MCP server with askgate's tools, bound to ``app``'s broker (looked up per call)."""
-    server: MCPServer = MCPServer(
-        "askgate", version="0.1.0",
-        instructions="Ask a person (ask_human, request_approval, relay_elicitation), or answer the asks "
-                     "offered to you (answer_asks) through elicitation/create.")
+    with _no_logging_setup():
+        server: MCPServer = MCPServer(
+            "askgate", version="0.1.0",
+            instructions="Ask a person (ask_human, request_approval, relay_elicitation), or answer the asks "
+                         "offered to you (answer_asks) through elicitation/create.")
 
     def broker() -> Broker:
         return app.state.broker

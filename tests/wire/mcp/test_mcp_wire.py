@@ -524,3 +524,23 @@ async def test_ask_human_reads_the_schema_on_the_callers_revision(gate: Askgate,
         refused = await old.call_tool("ask_human", {"message": "Size?", "requested_schema": titled, "respondent": "dave"})
     assert refused.is_error is True
     assert any(f["pointer"].startswith("/requestedSchema/properties/size") for f in structured(refused)["faults"])
+
+
+def test_building_the_mcp_server_leaves_process_logging_alone() -> None:
+    """MCPServer() would call logging.basicConfig (root at INFO): httpx would then log outbound URLs."""
+    import logging
+
+    from fastapi import FastAPI
+
+    from askgate.server.mcp_endpoint import build_server
+
+    root = logging.getLogger()
+    saved, level = root.handlers[:], root.level
+    root.handlers.clear()
+    root.setLevel(logging.WARNING)
+    try:
+        build_server(FastAPI())
+        assert root.handlers == [] and root.level == logging.WARNING
+    finally:
+        root.handlers[:] = saved
+        root.setLevel(level)
