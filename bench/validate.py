@@ -5,7 +5,9 @@ For each dialect with a seed schema (a2a-elicitation, aqp, acs) this builds a de
 valid requests and of invalid ones (each a valid request with one schema-level mutation, see
 ``bench/corpus.py``), then, in one run:
 
-- times ``codec.parse_request(doc)`` (askgate: validation plus building the canonical Ask) and
+- times ``codec.parse_request(doc)`` (askgate: validation plus building the canonical Ask), and
+  ``codec.validate_request(doc)`` (the verdict and faults without the Ask) where a codec offers it
+  (checking that it reports exactly ``parse_request``'s faults), and
   ``Draft202012Validator(seed, format_checker=FormatChecker()).is_valid(doc)`` (jsonschema: a verdict only,
   stopping at the first error, while askgate collects every fault), best of ``--repeat`` interleaved
   passes with the garbage collector off, and prints documents per second for both and the ratio;
@@ -61,9 +63,11 @@ class Row:
     dialect: str
     kind: str  # "valid" | "invalid"
     n: int
-    askgate_per_s: float | None = None
+    askgate_per_s: float | None = None  # parse_request: validate and build the canonical Ask
+    validate_per_s: float | None = None  # validate_request (verdict and faults only), where offered
     jsonschema_per_s: float | None = None
     ratio: float | None = None
+    validate_ratio: float | None = None
     askgate_accepted: int = 0
     jsonschema_accepted: int | None = None
     disagreements: list[dict[str, Any]] = field(default_factory=list)
@@ -154,17 +158,36 @@ def measure(dialect: str, kind: str, docs: list[Any], labels: list[str], repeat:
     timed = [d for i, d in enumerate(docs) if i not in set(leaks)]
     for i in leaks:
         row.disagreements.append({"label": labels[i], "problem": verdicts[i][1], "doc": docs[i]})
+    checks: list[Callable[[Any], Any]] = [askgate_checker(parse)]
+    validate_only = getattr(codec, "validate_request", None)
+    if validate_only is not None:
+        checks.append(validate_only)
+        for i, doc in enumerate(docs):  # the verdict-only path must find exactly parse_request's faults
+            if i in leaks:
+                continue
+            try:
+                parse(doc)
+                expected: list[Any] = []
+            except AskgateError as exc:
+                expected = exc.faults
+            if validate_only(doc) != expected:
+                problem = "validate_request and parse_request report different faults"
+                row.disagreements.append({"label": labels[i], "problem": problem, "doc": doc})
     if dialect not in SEEDS:
         row.note = "n/a: no seed schema"
-        (row.askgate_per_s,) = best_rates([askgate_checker(parse)], timed, repeat)
+        rates = best_rates(checks, timed, repeat)
+        row.askgate_per_s = rates[0]
+        row.validate_per_s = rates[1] if validate_only is not None else None
         return row
     validator = seed_validator(dialect, shared)
     reference = [validator.is_valid(d) for d in docs]  # also jsonschema's warm-up pass
     row.jsonschema_accepted = sum(reference)
-    row.askgate_per_s, row.jsonschema_per_s = best_rates(
-        [askgate_checker(parse), validator.is_valid], timed, repeat
-    )
+    rates = best_rates([*checks, validator.is_valid], timed, repeat)
+    row.askgate_per_s, row.jsonschema_per_s = rates[0], rates[-1]
     row.ratio = row.askgate_per_s / row.jsonschema_per_s
+    if validate_only is not None:
+        row.validate_per_s = rates[1]
+        row.validate_ratio = row.validate_per_s / row.jsonschema_per_s
     for i, ((ours, why), theirs) in enumerate(zip(verdicts, reference)):
         if i in leaks or ours == theirs:
             continue
@@ -196,37 +219,39 @@ def print_report(rows: list[Row], args: argparse.Namespace) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False, width=max(Console().width, 120))
+    console = Console(highlight=False, width=max(Console().width, 150))
     table = Table(
         title=f"request validation, {args.n} documents per set, best of {args.repeat}, seed {args.seed}"
     )
-    for col in (
-        "dialect",
-        "documents",
-        "askgate docs/s",
-        "jsonschema docs/s",
-        "ratio",
-        "accepted (askgate / jsonschema)",
-        "verdicts",
-    ):
-        table.add_column(col, justify="right" if "docs/s" in col or col == "ratio" else "left")
+    columns = (
+        ("dialect", "left"),
+        ("documents", "left"),
+        ("askgate parse/s", "right"),
+        ("askgate validate/s", "right"),
+        ("jsonschema/s", "right"),
+        ("ratio parse", "right"),
+        ("ratio validate", "right"),
+        ("accepted askgate/jsonschema", "left"),
+        ("verdicts", "left"),
+    )
+    for col, justify in columns:
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for r in rows:
         accepted = f"{r.askgate_accepted} / {'-' if r.jsonschema_accepted is None else r.jsonschema_accepted}"
-        if r.note and r.askgate_per_s is None:
+        if r.disagreements:
+            verdict = f"[bold red]{len(r.disagreements)} disagree[/bold red]"
+        elif r.note:
             verdict = r.note
-        elif r.jsonschema_per_s is None:
-            verdict = r.note if not r.disagreements else f"{len(r.disagreements)} leak(s)"
         else:
-            verdict = (
-                "agree" if not r.disagreements else f"[bold red]{len(r.disagreements)} disagree[/bold red]"
-            )
-        ratio = _fmt(r.ratio, ".1f") + ("x" if r.ratio is not None else "")
+            verdict = "agree"
         table.add_row(
             r.dialect,
             r.kind,
             _fmt(r.askgate_per_s, ",.0f"),
+            _fmt(r.validate_per_s, ",.0f"),
             _fmt(r.jsonschema_per_s, ",.0f"),
-            ratio,
+            _fmt(r.ratio, ".1f") + ("x" if r.ratio is not None else ""),
+            _fmt(r.validate_ratio, ".1f") + ("x" if r.validate_ratio is not None else ""),
             accepted,
             verdict,
         )
@@ -236,8 +261,11 @@ def print_report(rows: list[Row], args: argparse.Namespace) -> None:
     )
     for r in rows:
         if r.kind == "valid" and r.ratio is not None:
-            status = "met" if r.ratio >= TARGET else "NOT met"
-            console.print(f"  {r.dialect}: {r.ratio:.1f}x on valid documents: target {status}")
+            line = f"  {r.dialect} valid: parse_request {r.ratio:.1f}x ({'met' if r.ratio >= TARGET else 'NOT met'})"
+            if r.validate_ratio is not None:
+                met = "met" if r.validate_ratio >= TARGET else "NOT met"
+                line += f", validate_request {r.validate_ratio:.1f}x ({met})"
+            console.print(line)
     for r in rows:
         for d in r.disagreements[:5]:
             console.print(f"[red]{r.dialect} {r.kind} ({d['label']}):[/red] {d['problem']}", soft_wrap=True)
