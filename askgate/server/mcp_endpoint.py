@@ -18,6 +18,7 @@ inside the FastAPI lifespan (wrapped here), after the broker has started and bef
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -581,10 +582,39 @@ def mount_mcp(app: FastAPI) -> None:
 
     @contextlib.asynccontextmanager
     async def lifespan(a: Any) -> AsyncIterator[Any]:
-        async with inner(a) as state, manager.run():
+        async with inner(a) as state, _sessions_running(manager):
             yield state
 
     app.router.lifespan_context = lifespan
+
+
+@contextlib.asynccontextmanager
+async def _sessions_running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
+    """Run the session manager in a task of its own for as long as the context is open.
+
+    ``manager.run()`` holds an anyio task group, which must be exited by the task that entered it. A
+    lifespan is not always entered and exited by one task (a test fixture that enters the app's
+    lifespan during setup and leaves it during teardown runs them in different tasks), so the manager
+    gets its own task, started and stopped from here, whoever calls.
+    """
+    ready, stop = asyncio.Event(), asyncio.Event()
+
+    async def serve() -> None:
+        async with manager.run():
+            ready.set()
+            await stop.wait()
+
+    task = asyncio.create_task(serve(), name="askgate-mcp-sessions")
+    started = asyncio.create_task(ready.wait())
+    await asyncio.wait({task, started}, return_when=asyncio.FIRST_COMPLETED)
+    if not ready.is_set():
+        started.cancel()
+        await task  # raises what stopped the manager from starting
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
 
 
 __all__ = ["AskgateTokenVerifier", "build_server", "mount_mcp", "principal_of"]

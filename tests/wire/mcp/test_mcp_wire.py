@@ -544,3 +544,18 @@ def test_building_the_mcp_server_leaves_process_logging_alone() -> None:
     finally:
         root.handlers[:] = saved
         root.setLevel(level)
+
+
+async def test_the_lifespan_may_be_entered_and_left_by_different_tasks(tmp_path: Any) -> None:
+    """As pytest-asyncio fixtures do (setup and teardown in different tasks): the session manager's task
+    group lives in a task of its own, so this must neither raise nor leave the manager running."""
+    from askgate.server.app import create_app
+    from askgate.server.settings import Settings
+
+    app = create_app(Settings(db_url=f"sqlite+aiosqlite:///{tmp_path / 'a.db'}", secret_key="k", log_level="warning"))
+    manager = app.state.mcp_sessions
+    lifespan = app.router.lifespan_context(app)
+    await asyncio.create_task(lifespan.__aenter__())
+    assert manager._task_group is not None and app.state.broker is not None
+    await asyncio.create_task(lifespan.__aexit__(None, None, None))
+    assert manager._task_group is None
