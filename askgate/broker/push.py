@@ -3,7 +3,8 @@
 Durability: the transaction that makes a push-bound AQP ask terminal with ``answered``, ``declined``
 or ``cancelled`` (withdrawn) also writes a pending push row and keeps the sealed ``authorization``
 (:meth:`PushDelivery.on_terminal`). After the commit the push runs in the background; after a restart
-every pending row is re-driven (:meth:`PushDelivery.start`). The push ends as:
+every pending row is re-driven (:meth:`PushDelivery.start`, and every ``sweep_seconds`` for a push whose
+task ended unexpectedly). The push ends as:
 
 - ``delivered``: an attempt was acknowledged (any 2xx);
 - ``delivery_failed``: a permanent refusal (any other 4xx, a refused target); the answer stays
@@ -61,8 +62,11 @@ class PushDelivery(BrokerPlugin):
     seconds (the last value repeats)."""
 
     def __init__(self, policy: OutboundPolicy, *, backoff: tuple[float, ...] = (0.5, 1, 2, 4, 8, 15, 30),
-                 attempt_timeout: float = ATTEMPT_TIMEOUT, senders: dict[str, Sender] | None = None) -> None:
+                 attempt_timeout: float = ATTEMPT_TIMEOUT, senders: dict[str, Sender] | None = None,
+                 sweep_seconds: float = 30.0) -> None:
         self.policy = policy
+        self.sweep_seconds = sweep_seconds
+        self._sweeper: asyncio.Task[None] | None = None
         self.backoff = backoff
         self.attempt_timeout = attempt_timeout
         self._senders = senders
@@ -73,10 +77,27 @@ class PushDelivery(BrokerPlugin):
 
     async def start(self, broker: Broker) -> None:
         self.broker = broker
-        for state in await deliveries.pending(broker.store):
+        await self._redrive()
+        self._sweeper = asyncio.create_task(self._sweep(), name="askgate-push-sweep")
+
+    async def _redrive(self) -> None:
+        assert self.broker is not None
+        for state in await deliveries.pending(self.broker.store):
             self._launch(state.ask_id)
 
+    async def _sweep(self) -> None:
+        """Now and then, re-drive pending pushes that are not running (one that failed unexpectedly)."""
+        while True:
+            await asyncio.sleep(self.sweep_seconds)
+            with contextlib.suppress(Exception):
+                await self._redrive()
+
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(BaseException):
+                await self._sweeper
+            self._sweeper = None
         tasks = list(self._running.values())
         for task in tasks:
             task.cancel()

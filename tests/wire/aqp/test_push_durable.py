@@ -105,3 +105,30 @@ async def test_restart_after_expiry_sends_nothing(tmp_path: Path) -> None:
         assert await store.get_secret(ask_id, "authorization") is None
     finally:
         await store.close()
+
+
+async def test_a_push_that_crashed_is_swept_up_again(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    async def flaky(endpoint: str, doc: dict[str, Any], **_k: Any) -> OutboundResult:
+        calls.append(doc["status"])
+        if len(calls) == 1:
+            raise RuntimeError("a bug in a sender")  # not a delivery outcome: the push task dies
+        return OutboundResult(status=204)
+
+    store = await Store.open(f"sqlite:///{tmp_path / 'c.db'}", secret_key="k" * 32)
+    broker = Broker(store, plugins=[PushDelivery(OutboundPolicy(), senders={"https": flaky}, sweep_seconds=0.2)])
+    await broker.start()
+    try:
+        created = await broker.create(doc("https://hooks.example/aqp", 60), asker=ASKER, dialect="aqp",
+                                      routing=Routing(respondents=(Respondent(kind="human", id="alice"),)))
+        await broker.answer(created.record.id, {"format": "boolean", "value": False}, who=ALICE)
+        for _ in range(300):
+            state = await deliveries.get(store, created.record.id)
+            if state is not None and state.state != "pending":
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        await broker.stop()
+        await store.close()
+    assert state is not None and state.state == "delivered" and calls == ["answered", "answered"]
