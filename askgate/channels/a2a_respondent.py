@@ -22,7 +22,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -42,7 +42,9 @@ from askgate.protocols import a2a_carriage as carriage
 log = structlog.get_logger("askgate.a2a_respondent")
 
 MAX_ROUNDS = 3
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.25
+#: How long a task without a deadline is followed before askgate gives up on that agent.
+MAX_FOLLOW_SECONDS = 3600.0
 TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
 INTERRUPTED = {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
 CARD_PATH = "/.well-known/agent-card.json"
@@ -158,9 +160,11 @@ def _reply(event: Any) -> A2AReply:
 
 
 async def send_with(client: Client, message: Mapping[str, Any] | Message, *,
-                    extensions: Iterable[str] = ()) -> A2AReply:
-    """Send one message with an open client; the last task/message the agent returned."""
+                    extensions: Iterable[str] = (), immediately: bool = False) -> A2AReply:
+    """Send one message with an open client; the last task/message the agent returned.
+    ``immediately``: ``returnImmediately`` — the agent answers at its first event (follow the task)."""
     request = SendMessageRequest(message=_proto_message(message))
+    request.configuration.return_immediately = immediately
     last: A2AReply | None = None
     try:
         async for event in client.send_message(request, context=_call_context(extensions)):
@@ -415,8 +419,10 @@ class A2ARespondents(BrokerPlugin):
         message = ask_message(record, now=datetime.now(UTC))
         async with a2a_client(respondent.endpoint, policy=policy) as client:
             for _round in range(MAX_ROUNDS):
-                reply = await send_with(client, message, extensions=[carriage.EXTENSION_URI])
-                reply = await follow(client, reply, until=record.deadline_at)
+                # not blocking: a slow agent (a person behind it, say) must not hit the HTTP timeout
+                reply = await send_with(client, message, extensions=[carriage.EXTENSION_URI], immediately=True)
+                until = record.deadline_at or datetime.now(UTC) + timedelta(seconds=MAX_FOLLOW_SECONDS)
+                reply = await follow(client, reply, until=until)
                 if reply.state in ("TASK_STATE_FAILED", "TASK_STATE_CANCELED"):
                     return f"no answer: the agent's task ended {reply.state}"
                 if reply.state in TERMINAL | INTERRUPTED or reply.message is not None:

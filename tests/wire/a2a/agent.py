@@ -78,9 +78,10 @@ class ScriptedAgent(AgentExecutor):
             await up.add_artifact([new_text_part(arg)], name="answer")
             await up.complete()
         else:
-            if kind == "working_then_complete":
+            if kind == "working_then_complete":  # arg: (response, seconds of work first)
+                arg, seconds = arg
                 await up.start_work()
-                await asyncio.sleep(0.6)
+                await asyncio.sleep(seconds)
             await up.add_artifact([new_text_part("here is my answer"), new_data_part({"elicitation/v1": arg})],
                                   name="answer", extensions=[EXTENSION_URI])
             await up.complete()

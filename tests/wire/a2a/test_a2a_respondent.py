@@ -92,6 +92,18 @@ def test_faults_and_input_required_get_further_rounds(server: Askgate) -> None:
     assert third["taskId"] == agent.seen.task_ids[1] and third["contextId"] == first["contextId"]
 
 
+def test_a_slow_agent_is_followed_until_it_answers(server: Askgate) -> None:
+    """askgate does not block on message:send: a task that works for a while is polled to its end."""
+    server.app.state.outbound_policy = OutboundPolicy(allow=("127.0.0.1",), allow_http_loopback=True, timeout=1.0)
+    answer = {"action": "accept", "content": {"answer": False}}
+    # the agent works longer than askgate's per-request timeout: a blocking send would have failed
+    with running_agent(lambda n, m, t: ("working_then_complete", (answer, 1.8))) as (url, agent):
+        ask_id = create(server, canonical(url, {"kind": "yes_no"}, "Slow?"))
+        view = wait_done(server, ask_id)
+    assert view["state"] == "answered" and view["outcome"]["value"] is False
+    assert len(agent.seen.messages) == 1
+
+
 def test_a_plain_message_reply_and_a_rejected_task(server: Askgate) -> None:
     with running_agent(lambda n, m, t: ("message", {"action": "accept", "content": {"answer": True}})) as (url, _):
         ask_id = create(server, canonical(url, {"kind": "yes_no"}, "Ship it?"))
