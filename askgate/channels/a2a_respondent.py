@@ -418,7 +418,11 @@ class A2ARespondents(BrokerPlugin):
             authenticated_by = "mtls"
         message = ask_message(record, now=datetime.now(UTC))
         async with a2a_client(respondent.endpoint, policy=policy) as client:
-            for _round in range(MAX_ROUNDS):
+            for n in range(MAX_ROUNDS):
+                if n:  # settled meanwhile (another respondent, the deadline, a withdrawal): stop asking
+                    current = await self.broker.get(record.id)
+                    if current is None or current.terminal:
+                        return "settled elsewhere"
                 # not blocking: a slow agent (a person behind it, say) must not hit the HTTP timeout
                 reply = await send_with(client, message, extensions=[carriage.EXTENSION_URI], immediately=True)
                 until = record.deadline_at or datetime.now(UTC) + timedelta(seconds=MAX_FOLLOW_SECONDS)
