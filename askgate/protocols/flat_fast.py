@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from askgate.core.construct import construct, option
+from askgate.core.construct import make, option
 from askgate.core.model import BooleanField, ChoiceField, FormSpec, IntegerField, NumberField, StringField
 
 MAX_SAFE = 2**53 - 1
@@ -56,8 +56,9 @@ def _string(name: str, p: dict, required: bool) -> Any:
     if "enum" not in p:
         if "enumNames" in p:
             return None
-        return construct(StringField, name=name, required=required, min_length=lo, max_length=hi, format=fmt,
-                         default=default, title=title, description=description)
+        return make(StringField, {"name": name, "title": title, "description": description, "required": required,
+                                  "kind": "string", "min_length": lo, "max_length": hi, "format": fmt, "pattern": None,
+                                  "default": default})
     if lo is not None or hi is not None or fmt is not None:
         return None  # enum values must then be checked against the constraints: the full pass does it
     enum = p["enum"]
@@ -78,8 +79,8 @@ def _string(name: str, p: dict, required: bool) -> Any:
         options = tuple([option(v, names[i]) for i, v in enumerate(enum)])
     else:
         options = tuple([option(v, None) for v in enum])
-    return construct(ChoiceField, name=name, required=required, options=options, default=default,
-                     title=title, description=description)
+    return make(ChoiceField, {"name": name, "title": title, "description": description, "required": required,
+                              "kind": "choice", "options": options, "default": default, "titled": False})
 
 
 def _number_ok(v: Any, integer: bool) -> bool:
@@ -102,9 +103,12 @@ def _numeric(name: str, p: dict, required: bool, integer: bool) -> Any:
         return None
     if default is not None and ((lo is not None and default < lo) or (hi is not None and default > hi)):
         return None
-    cls = IntegerField if integer else NumberField
-    return construct(cls, name=name, required=required, minimum=lo, maximum=hi, default=default,
-                     title=p.get("title"), description=p.get("description"))
+    if integer:
+        return make(IntegerField, {"name": name, "title": p.get("title"), "description": p.get("description"),
+                                   "required": required, "kind": "integer", "minimum": lo, "maximum": hi,
+                                   "default": default})
+    return make(NumberField, {"name": name, "title": p.get("title"), "description": p.get("description"),
+                              "required": required, "kind": "number", "minimum": lo, "maximum": hi, "default": default})
 
 
 def _boolean(name: str, p: dict, required: bool) -> Any:
@@ -113,8 +117,8 @@ def _boolean(name: str, p: dict, required: bool) -> Any:
     default = p.get("default")
     if "default" in p and type(default) is not bool:
         return None
-    return construct(BooleanField, name=name, required=required, default=default, title=p.get("title"),
-                     description=p.get("description"))
+    return make(BooleanField, {"name": name, "title": p.get("title"), "description": p.get("description"),
+                               "required": required, "kind": "boolean", "default": default})
 
 
 def fast_form(schema: Any, wide: bool, secret_target: Any) -> FormSpec | None:
@@ -158,4 +162,4 @@ def fast_form(schema: Any, wide: bool, secret_target: Any) -> FormSpec | None:
         if secret_target(name) is not None or (title is not None and secret_target(title) is not None):
             return None
         fields.append(field)
-    return construct(FormSpec, fields=tuple(fields))
+    return make(FormSpec, {"kind": "form", "fields": tuple(fields)})
