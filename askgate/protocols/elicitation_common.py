@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from askgate.core.answers import check_value, normalise_value
-from askgate.core.construct import construct
+from askgate.core.construct import construct, make, template
 from askgate.core.model import Answer, AnswerSpec, Ask, Deadline, FormSpec, Respondent
 from askgate.errors import Fault, pointer_join, raise_if_faults
 from askgate.protocols.flat_schema import WRAPPED_FIELD, as_form, parse_requested_schema
@@ -109,11 +109,15 @@ def wire_content(spec: AnswerSpec, answer: Answer) -> dict[str, Any]:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in value.items()}
 
 
+_ASK = template(Ask, purpose="elicitation", deadline=CANCEL_ON_TIMEOUT)
+
+
 def build_ask(**fields: Any) -> Ask:
     """Construct the Ask from already validated parts (no second validation pass)."""
-    fields.setdefault("deadline", CANCEL_ON_TIMEOUT)
-    fields.setdefault("purpose", "elicitation")
-    return construct(Ask, **fields)
+    data = _ASK.copy()  # every field, defaults filled: see construct.template
+    data["binding"] = {}
+    data.update(fields)
+    return make(Ask, data)
 
 
 _ASK_OPTS = ("id", "external_id", "session_id", "asker", "respondent")
