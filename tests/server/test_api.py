@@ -30,8 +30,21 @@ class Api:
 
 @pytest.fixture
 async def api(db_url: str) -> AsyncIterator[Api]:
+    """The app with its lifespan entered and left in one task (anyio cancel scopes in mounted apps'
+    lifespans must exit in the task that entered them; pytest-asyncio tears fixtures down in another)."""
     app = create_app(Settings(db_url=db_url, auth_cache_seconds=0, log_level="warning"))
-    async with app.router.lifespan_context(app):
+    started, stop = asyncio.Event(), asyncio.Event()
+
+    async def run() -> None:
+        async with app.router.lifespan_context(app):
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(run())
+    await asyncio.wait({task, asyncio.create_task(started.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        task.result()  # start-up failed: raise its error
+    try:
         store = app.state.store
         tokens = {"admin": await store.ensure_first_admin()}
         for pid, role in (("agent", "asker"), ("other-agent", "asker"), ("bob", "respondent"),
@@ -39,6 +52,9 @@ async def api(db_url: str) -> AsyncIterator[Api]:
             tokens[pid] = await store.create_token(pid, role)
         tokens.update({f"r{i}": await store.create_token(f"r{i}", "respondent") for i in range(10)})
         yield Api(app, tokens)
+    finally:
+        stop.set()
+        await task
 
 
 def assert_problem(resp: httpx.Response, status: int, code: str | None = None) -> dict:
