@@ -8,26 +8,25 @@ and a tool that makes the calling MCP session a respondent. See docs/wire.md "MC
 - ``answer_asks``: the asks offered to the calling principal are put to this client with form-mode
   ``elicitation/create`` on the negotiated revision; each ``ElicitResult`` is checked by the codec (a bad
   one is asked again with the faults stated) and recorded through the broker. A client that did not
-  declare elicitation gets an immediate error result.
+  declare elicitation gets an immediate error result (askgate/server/mcp_respondent.py).
 
 Authentication uses the SDK's own pieces: Starlette's ``AuthenticationMiddleware`` with the SDK's
 ``BearerAuthBackend`` over :class:`AskgateTokenVerifier` (askgate API tokens), and ``RequireAuthMiddleware``.
-The session manager binds every MCP session to the principal that opened it. Its task group runs
-inside the FastAPI lifespan (wrapped here), after the broker has started and before it stops.
+The session manager binds every MCP session to the principal that opened it. It runs inside the
+FastAPI lifespan (wrapped here), after the broker has started and before it stops. Results and their
+models: askgate/server/mcp_results.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, Literal
 
 import anyio
-import mcp_types as types
 import structlog
 from fastapi import FastAPI
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
@@ -35,19 +34,26 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import Field, ValidationError
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 
 from askgate.broker import Broker, BrokerError
-from askgate.broker.records import iso
 from askgate.core.lifecycle import AskRecord, Routing, final_answer
 from askgate.core.model import ApprovalDecision, ApprovalSpec, Ask, Deadline, Dialect, Respondent
 from askgate.errors import AskgateError, Fault
-from askgate.protocols import mcp_carriage
 from askgate.protocols import mcp_elicitation as codec
-from askgate.store import AskQuery, Principal
+from askgate.server.mcp_respondent import answer_offered_asks
+from askgate.server.mcp_results import (
+    AnswerAsksOutcome,
+    ApprovalOutcome,
+    ElicitOutcome,
+    broker_error,
+    tool_error,
+    tool_result,
+)
+from askgate.store import Principal
 
 log = structlog.get_logger("askgate.mcp")
 
@@ -56,9 +62,6 @@ PATH = "/mcp"
 DEFAULT_TIMEOUT = 120.0
 #: ... and never longer than this (MCP clients time requests out; protocols.md §2.5).
 MAX_TIMEOUT = 3600.0
-#: Rounds per ask in answer_asks: a refused ElicitResult is asked again with its faults, then given up.
-MAX_ROUNDS = 3
-POLL_SECONDS = 0.2
 PROGRESS_SECONDS = 10.0
 
 
@@ -99,72 +102,6 @@ def principal_of(ctx: Context) -> Principal:
     return Principal(id=token.client_id, role=str((token.claims or {}).get("role", "")))
 
 
-# --------------------------------------------------------------------------------------------------
-# Results.
-# --------------------------------------------------------------------------------------------------
-
-
-class ElicitOutcome(BaseModel):
-    """``ask_human`` / ``relay_elicitation`` result: the ``ElicitResult`` plus where the ask ended."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    action: Literal["accept", "decline", "cancel"]
-    content: dict[str, str | int | float | bool | list[str]] | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-    ask_id: str
-    state: str = Field(description="answered, declined, cancelled, timed_out, withdrawn, ...")
-    timed_out: bool
-    respondent: str | None = None
-
-
-class ApprovalOutcome(BaseModel):
-    """``request_approval`` result: the decision (``deny`` whenever nobody allowed: fail closed)."""
-
-    model_config = ConfigDict(extra="forbid")
-    decision: Literal["allow", "deny"]
-    decided_by: Literal["approver", "timeout", "none"]
-    selected_option: str | None = None
-    reasoning: str | None = None
-    ask_id: str
-    state: str
-    outcome: str
-    respondent: str | None = None
-
-
-class AnswerReport(BaseModel):
-    """What ``answer_asks`` did with one ask."""
-
-    model_config = ConfigDict(extra="forbid")
-    ask_id: str
-    status: Literal["recorded", "refused", "unsupported", "lost", "failed"]
-    outcome: str | None = None
-    state: str | None = None
-    faults: list[dict[str, str]] = []
-    detail: str | None = None
-
-
-class AnswerAsksOutcome(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    protocol_version: str
-    asks: list[AnswerReport]
-
-
-def _result(data: dict[str, Any], *, error: bool = False) -> CallToolResult:
-    """Structured content plus the same JSON as text (MCP's advice for structured tool results)."""
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
-                          structured_content=data, is_error=error)
-
-
-def _error(code: str, message: str, faults: list[Fault] | tuple[Fault, ...] = (), **extra: Any) -> CallToolResult:
-    data: dict[str, Any] = {"error": code, "message": message, **extra}
-    if faults:
-        data["faults"] = [f.as_dict() for f in faults]
-    return _result(data, error=True)
-
-
-def _broker_error(exc: BrokerError) -> CallToolResult:
-    return _error(exc.code, exc.detail or exc.title, exc.faults, status=exc.status)
-
 
 # --------------------------------------------------------------------------------------------------
 # Waiting for an outcome.
@@ -200,7 +137,7 @@ def _routing(respondent: str | None) -> Routing:
 
 
 def _no_respondent() -> CallToolResult:
-    return _error("respondent_required", "name the person to ask (respondent: an askgate id); this server has no "
+    return tool_error("respondent_required", "name the person to ask (respondent: an askgate id); this server has no "
                   "default respondent (ASKGATE_MCP_DEFAULT_RESPONDENT)",
                   [Fault("/respondent", "respondent is required here", "required")])
 
@@ -231,7 +168,7 @@ def _approval_outcome(record: AskRecord) -> dict[str, Any]:
 
 def _may_ask(who: Principal) -> CallToolResult | None:
     if who.role not in ("asker", "admin"):
-        return _error("forbidden", "only an asker (or an admin) token may create asks")
+        return tool_error("forbidden", "only an asker (or an admin) token may create asks")
     return None
 
 
@@ -282,7 +219,7 @@ def build_server(app: FastAPI) -> MCPServer:
                 log.info("mcp_elicitation_refused", rule=exc.faults[0].rule if exc.faults else None, asker=who.id)
                 raise MCPError(code=INVALID_PARAMS, message=exc.summary,
                                data={"faults": [f.as_dict() for f in exc.faults]}) from None
-            return _error(exc.code, exc.summary, exc.faults)
+            return tool_error(exc.code, exc.summary, exc.faults)
         respondent = respondent_or_default(respondent)
         if respondent is None:
             return _no_respondent()
@@ -290,9 +227,9 @@ def build_server(app: FastAPI) -> MCPServer:
         try:
             created = await broker().create_ask(ask, asker=who, routing=_routing(respondent), timeout_seconds=budget)
         except BrokerError as exc:
-            return _broker_error(exc)
+            return broker_error(exc)
         record = await _await_outcome(broker(), created.record.id, who, ctx, budget)
-        return _result(_elicit_outcome(record))
+        return tool_result(_elicit_outcome(record))
 
     @server.tool(annotations=ToolAnnotations(title="Ask a person", read_only_hint=False, open_world_hint=True))
     async def ask_human(
@@ -344,7 +281,7 @@ def build_server(app: FastAPI) -> MCPServer:
         faults = [Fault(f"/options/{i}", "options must be unique non-empty strings", "uniqueItems")
                   for i, o in enumerate(opts) if not o or o in opts[:i]]
         if faults:
-            return _error("invalid_request", "invalid options", faults)
+            return tool_error("invalid_request", "invalid options", faults)
         budget = _budget(timeout_seconds)
         try:
             ask = Ask(dialect=Dialect.CANONICAL, prompt=question, details=details, purpose="approval",
@@ -352,13 +289,13 @@ def build_server(app: FastAPI) -> MCPServer:
         except ValidationError as exc:
             from askgate.broker.broker import pydantic_faults
 
-            return _error("invalid_request", "invalid approval request", pydantic_faults(exc))
+            return tool_error("invalid_request", "invalid approval request", pydantic_faults(exc))
         try:
             created = await broker().create_ask(ask, asker=who, routing=_routing(respondent))
         except BrokerError as exc:
-            return _broker_error(exc)
+            return broker_error(exc)
         record = await _await_outcome(broker(), created.record.id, who, ctx, budget)
-        return _result(_approval_outcome(record))
+        return tool_result(_approval_outcome(record))
 
     @server.tool(annotations=ToolAnnotations(title="Answer the asks offered to me", open_world_hint=False))
     async def answer_asks(
@@ -368,195 +305,10 @@ def build_server(app: FastAPI) -> MCPServer:
     ) -> Annotated[CallToolResult, AnswerAsksOutcome] | InputRequiredResult:
         """Put the asks offered to you to this client through elicitation/create (form mode) and record the
         answers. Needs the elicitation capability; returns what happened to each ask."""
-        who = principal_of(ctx)
-        session = ctx.session
-        caps = session.client_capabilities
-        caps_json = caps.model_dump(mode="json", by_alias=True, exclude_none=True) if caps is not None else None
-        version = ctx.protocol_version
-        why = mcp_carriage.elicitation_refusal(caps_json, version)
-        if why is None and version in mcp_carriage.ROUND_TRIP_VERSIONS:
-            return await _answer_in_rounds(broker(), who, ctx, version, max_asks, wait_seconds)
-        if why is None and not session.can_send_request:
-            why = "this connection cannot carry server-to-client requests (stateless or JSON-response mode)"
-        if why is not None:
-            return _error("elicitation_unavailable", why)
-        assert version is not None
-        reports: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        end = time.monotonic() + wait_seconds
-        while len(reports) < max_asks:
-            record = await _next_offer(broker(), who, seen)
-            if record is None:
-                if time.monotonic() >= end:
-                    break
-                await anyio.sleep(POLL_SECONDS)
-                continue
-            seen.add(record.id)
-            reports.append(await _put_to_client(broker(), who, ctx, record, version))
-        outcome = AnswerAsksOutcome(protocol_version=version, asks=[AnswerReport(**r) for r in reports])
-        return _result(outcome.model_dump(mode="json", exclude_none=True))
+        return await answer_offered_asks(broker(), principal_of(ctx), ctx, max_asks, wait_seconds)
 
     return server
 
-
-async def _next_offer(broker: Broker, who: Principal, seen: set[str]) -> AskRecord | None:
-    """The oldest ask offered to ``who`` that is open, not waiting for consent, and not yet tried here."""
-    from askgate.broker import records
-
-    page = await broker.list_for(who, AskQuery(state="delivered", respondent=who.id, limit=100))
-    for row in reversed(page.items):
-        if row.id in seen or who.id not in row.offered_to:
-            continue
-        record = records.from_row(row)
-        if record.hold is None and not record.terminal:
-            return record
-    return None
-
-
-async def _send_elicitation(ctx: Context, params: dict[str, Any], timeout: float | None) -> dict[str, Any]:
-    """Send ``elicitation/create`` exactly as the codec rendered it, on this call's own stream, and return
-    the raw result (the codec checks it, not the SDK's models). ``ServerSession.send_request`` would
-    re-serialise the params through the SDK's models; the request-scoped channel sends them as they are."""
-    channel = ctx.session._request_outbound
-    opts: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
-    return await channel.send_raw_request(codec.METHOD, params, opts or None)  # type: ignore[arg-type]
-
-
-async def _elicit_unless_settled(broker: Broker, who: Principal, ctx: Context, ask_id: str, params: dict[str, Any],
-                                 timeout: float | None) -> dict[str, Any] | None:
-    """Send the elicitation while watching the ask: if it is settled elsewhere first (another respondent,
-    its deadline, the asker withdrawing), the pending request is cancelled and None returned."""
-    outcome: dict[str, Any] = {}
-
-    async def send(scope: anyio.CancelScope) -> None:
-        try:
-            outcome["result"] = await _send_elicitation(ctx, params, timeout)
-        except (MCPError, TimeoutError) as exc:
-            outcome["error"] = exc
-        scope.cancel()
-
-    async def watch(scope: anyio.CancelScope) -> None:
-        with contextlib.suppress(BrokerError):
-            while not (await broker.wait(ask_id, who, 30.0)).terminal:
-                pass
-        scope.cancel()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(send, tg.cancel_scope)
-        tg.start_soon(watch, tg.cancel_scope)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("result")
-
-
-async def _put_to_client(broker: Broker, who: Principal, ctx: Context, record: AskRecord,
-                         version: str) -> dict[str, Any]:
-    ask = record.ask
-    try:
-        params = mcp_carriage.request_for(ask, version, deadline=iso(record.deadline_at))
-    except AskgateError as exc:
-        return {"ask_id": record.id, "status": "unsupported", "detail": exc.summary,
-                "faults": [f.as_dict() for f in exc.faults]}
-    sent = params
-    faults: list[Fault] = []
-    for _round in range(MAX_ROUNDS):
-        remaining = None
-        if record.deadline_at is not None:
-            remaining = max(0.5, (record.deadline_at - broker.clock()).total_seconds())
-        try:
-            result = await _elicit_unless_settled(broker, who, ctx, record.id, sent, remaining)
-        except MCPError as exc:
-            return {"ask_id": record.id, "status": "failed", "detail": f"the client answered with error {exc.error.code}: "
-                    f"{exc.error.message}"[:300]}
-        except TimeoutError:
-            return {"ask_id": record.id, "status": "failed", "detail": "the client did not answer before the deadline"}
-        if result is None:
-            current = await broker.get(record.id)
-            return {"ask_id": record.id, "status": "lost", "state": current.state.value if current else None,
-                    "detail": "the ask was settled elsewhere; the elicitation was cancelled"}
-        checked = await _check_and_record(broker, who, record, result, version)
-        if isinstance(checked, dict):
-            return checked
-        faults = checked
-        sent = mcp_carriage.with_faults(params, faults)
-    return _given_up(record.id, faults)
-
-
-def _given_up(ask_id: str, faults: list[Fault]) -> dict[str, Any]:
-    return {"ask_id": ask_id, "status": "refused", "detail": f"no acceptable answer in {MAX_ROUNDS} rounds",
-            "faults": [f.as_dict() for f in faults]}
-
-
-async def _check_and_record(broker: Broker, who: Principal, record: AskRecord, result: Any,
-                            version: str) -> dict[str, Any] | list[Fault]:
-    """Check an ElicitResult with the codec and record it: the report, or the faults to ask again with."""
-    try:
-        answer = mcp_carriage.check_result(record.ask, result, version)
-    except AskgateError as exc:
-        log.info("mcp_answer_refused", ask_id=record.id, faults=len(exc.faults))
-        return list(exc.faults)
-    respondent = record.routing.find(who.id) or Respondent(kind="human", id=who.id)
-    answer = answer.model_copy(update={"respondent": respondent})
-    try:
-        final = await broker.answer(record.id, mcp_carriage.canonical_answer(answer), who=who)
-    except BrokerError as exc:
-        status = "lost" if exc.status == 409 else "refused"
-        return {"ask_id": record.id, "status": status, "detail": exc.detail or exc.title,
-                "faults": [f.as_dict() for f in exc.faults]}
-    return {"ask_id": record.id, "status": "recorded", "outcome": answer.outcome, "state": final.state.value}
-
-
-async def _answer_in_rounds(broker: Broker, who: Principal, ctx: Context, version: str, max_asks: int,
-                            wait_seconds: float) -> CallToolResult | InputRequiredResult:
-    """``answer_asks`` on the 2026-07-28 multi-round-trip flow: each elicitation is returned as an
-    ``InputRequiredResult`` and its ``ElicitResult`` comes back on the client's retry, with the progress
-    kept in ``requestState`` (sealed by the SDK, so the client cannot alter it)."""
-    state: dict[str, Any] = json.loads(ctx.request_state) if ctx.request_state else {
-        "reports": [], "seen": [], "end": time.time() + wait_seconds, "pending": None}
-    reports: list[dict[str, Any]] = state["reports"]
-    pending = state["pending"]
-    state["pending"] = None
-    if pending is not None:
-        record = await broker.get(pending["ask"])
-        raw = (ctx.input_responses or {}).get(pending["ask"])
-        if record is None or record.terminal:
-            reports.append({"ask_id": pending["ask"], "status": "lost", "state": record.state.value if record else None,
-                            "detail": "the ask was settled elsewhere"})
-        elif not isinstance(raw, types.ElicitResult):
-            reports.append({"ask_id": record.id, "status": "failed", "detail": "the client sent no ElicitResult"})
-        else:
-            result = raw.model_dump(mode="json", by_alias=True, exclude_none=True)
-            checked = await _check_and_record(broker, who, record, result, version)
-            if isinstance(checked, dict):
-                reports.append(checked)
-            elif pending["round"] >= MAX_ROUNDS:
-                reports.append(_given_up(record.id, checked))
-            else:
-                return _input_required(state, record, pending["round"] + 1, checked)
-    while len(reports) < max_asks:
-        record = await _next_offer(broker, who, set(state["seen"]))
-        if record is None:
-            if time.time() >= state["end"]:
-                break
-            await anyio.sleep(POLL_SECONDS)
-            continue
-        state["seen"].append(record.id)
-        try:
-            return _input_required(state, record, 1, [])
-        except AskgateError as exc:
-            reports.append({"ask_id": record.id, "status": "unsupported", "detail": exc.summary,
-                            "faults": [f.as_dict() for f in exc.faults]})
-    outcome = AnswerAsksOutcome(protocol_version=version, asks=[AnswerReport(**r) for r in reports])
-    return _result(outcome.model_dump(mode="json", exclude_none=True))
-
-
-def _input_required(state: dict[str, Any], record: AskRecord, round_no: int, faults: list[Fault]) -> InputRequiredResult:
-    params = mcp_carriage.request_for(record.ask, mcp_carriage.ROUND_TRIP_VERSIONS[0], deadline=iso(record.deadline_at))
-    if faults:
-        params = mcp_carriage.with_faults(params, faults)
-    request = types.ElicitRequest.model_validate({"method": codec.METHOD, "params": params})
-    state = {**state, "pending": {"ask": record.id, "round": round_no}}
-    return InputRequiredResult(input_requests={record.id: request}, request_state=json.dumps(state))
 
 
 # --------------------------------------------------------------------------------------------------
