@@ -157,3 +157,19 @@ def test_make_equals_validated_models():
 def test_make_catches_a_missing_field():
     with pytest.raises(TypeError):
         make(TextSpec, {"kind": "text", "min_length": 1})
+
+
+def test_template_fills_defaults_and_leaves_required_and_mutable_fields_to_the_caller():
+    from askgate.core.construct import template
+    from askgate.core.model import Ask, Dialect, YesNoSpec
+
+    data = template(Ask, dialect=Dialect.AQP, purpose="survey")
+    assert list(data) == list(Ask.model_fields)  # declaration (serialisation) order
+    assert data["dialect"] is Dialect.AQP and data["timing"] == "immediate" and data["notes"] == ()
+    placeholders = {k for k, v in data.items() if v is template(Ask)["prompt"]}
+    assert placeholders == {"prompt", "spec", "binding"}  # required ones and the mutable {} default
+    data.update(prompt="p", spec=YesNoSpec(), binding={})
+    ask = make(Ask, data)
+    assert ask == Ask(dialect="aqp", purpose="survey", prompt="p", spec=YesNoSpec())
+    with pytest.raises(TypeError):
+        template(Ask, no_such_field=1)

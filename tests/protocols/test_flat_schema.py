@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support.scale import examples
 
 from askgate.core.model import ChoiceField, FormSpec, MultiChoiceField, Option, StringField, TextSpec, ApprovalSpec
 from askgate.errors import AskgateError
@@ -230,3 +234,27 @@ def test_pattern_semantics_are_ecma(src, value, expected):
 def test_patterns_outside_the_subset_are_refused(src):
     with pytest.raises(PatternError):
         translate(src)
+
+
+_HINT_WORDS = ["pass", "Password", "passwd", "api", "Key", "apiKey", "APIKey", "private", "access", "credit", "Card",
+               "number", "token", "Secret", "pin", "PIN", "ssn", "cvv", "cvc", "otp", "iban", "mfa", "2FA",
+               "credentials", "İ", "\u212a", "ſ", "é", "_", "-", " ", "/", "x", "0"]
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_HINT_WORDS), st.text(max_size=3)), max_size=6).map("".join))
+def test_secret_hints_are_only_a_shortcut(text):
+    """The substring pre-test never changes a verdict: same answers as the plain word scan."""
+    from askgate.protocols import flat_schema as fs
+
+    words = fs._words(text)
+    expect = None
+    for i, w in enumerate(words):
+        if w in fs._SECRET_WORDS:
+            expect = fs._SECRET_WORDS[w]
+            break
+        if i + 1 < len(words) and (w, words[i + 1]) in fs._SECRET_PAIRS:
+            expect = fs._SECRET_PAIRS[(w, words[i + 1])]
+            break
+    assert fs.secret_target(text) == expect
+    assert fs._borderline(text) == any(w in fs._BORDERLINE_WORDS for w in words)
