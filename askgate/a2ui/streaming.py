@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left, bisect_right
-from typing import Any
+from json.encoder import c_make_encoder, encode_basestring_ascii
+from typing import Any, Callable
 
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.errors import A2uiError, IntegrityError, ParseError
@@ -67,6 +68,23 @@ _KEY_LENGTHS = frozenset({2, 9, 13, 14, 15, 16})
 
 # Flags of an open object: which keys appear directly in it (a superset of its parsed keys).
 _F_ID, _F_COMPONENT, _F_DM, _F_PROTOCOL = 1, 2, 4, 8
+
+
+def _encoder(sort_keys: bool) -> Callable[[Any], str]:
+    """``json.dumps(obj, sort_keys=sort_keys)`` without building a ``JSONEncoder`` on every call.
+
+    Same C encoder and settings as ``json.dumps``; only the circular-reference markers are left out
+    (parsed JSON cannot be circular).
+    """
+    default = json.JSONEncoder().default
+    if c_make_encoder is None:  # pragma: no cover - CPython always has the C encoder
+        return json.JSONEncoder(sort_keys=sort_keys, check_circular=False).encode
+    encode = c_make_encoder(None, default, encode_basestring_ascii, None, ": ", ", ", sort_keys, False, True)
+    return lambda obj: "".join(encode(obj, 0))
+
+
+_dump = _encoder(False)  # json.dumps(obj)
+_dump_sorted = _encoder(True)  # json.dumps(obj, sort_keys=True): the identity of a shown component
 
 
 class _Buffer:
@@ -751,7 +769,7 @@ class StreamParser:
             hash(cid)
         except TypeError:
             return
-        raw = text if text is not None else json.dumps(comp)
+        raw = text if text is not None else _dump(comp)
         known = cid in self._seen
         if known:
             if self._raw.get(cid) == raw:
@@ -760,7 +778,7 @@ class StreamParser:
             old = self._seen[cid]
             # Same content written differently (a healed fragment, then the complete object): nothing
             # to redo. JSON-equal only: == alone would take 1 for 1.0 or True.
-            if old == comp and json.dumps(old) == json.dumps(comp):
+            if old == comp and _dump(old) == _dump(comp):
                 self._seen[cid] = comp
                 self._raw[cid] = raw
                 return
@@ -1101,7 +1119,7 @@ class StreamParser:
         if shown is None:
             self._reprocess(cid)
             return
-        dump = json.dumps(shown.comp, sort_keys=True)
+        dump = _dump_sorted(shown.comp)
         if dump != self._proc[cid][1]:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
@@ -1143,7 +1161,7 @@ class StreamParser:
         if comp is None:
             comp = {"id": pid, **placeholder_body(self._v09)}
             self._ph_comp[pid] = comp
-            self._ph_dump[pid] = json.dumps(comp, sort_keys=True)
+            self._ph_dump[pid] = _dump_sorted(comp)
         return comp
 
     def _reprocess(self, cid: Any) -> None:
@@ -1155,7 +1173,7 @@ class StreamParser:
         else:
             copy = json.loads(raw) if raw is not None else None
             shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open, copy)
-        dump = json.dumps(shown.comp, sort_keys=True)
+        dump = _dump_sorted(shown.comp)
         old = self._proc.get(cid)
         if old is None or old[1] != dump:
             self._touched.add(cid)
