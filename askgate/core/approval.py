@@ -88,7 +88,13 @@ def check_intent_extension(value: Any, pointer: str, label: str = "intent_extens
         )
     else:
         if not caps:
-            add(Fault(pointer_join(pointer, "capabilities"), f"{label}.capabilities must not be empty", "minItems"))
+            add(
+                Fault(
+                    pointer_join(pointer, "capabilities"),
+                    f"{label}.capabilities must not be empty",
+                    "minItems",
+                )
+            )
         for i, cap in enumerate(caps):
             where = pointer_join(pointer_join(pointer, "capabilities"), i)
             if type(cap) is not dict:
@@ -108,7 +114,11 @@ def check_intent_extension(value: Any, pointer: str, label: str = "intent_extens
     if scope is _ABSENT:
         add(Fault(pointer_join(pointer, "scope"), f'{label} is missing required member "scope"', "required"))
     elif type(scope) is not str:
-        add(Fault(pointer_join(pointer, "scope"), f"{label}.scope must be a string, not {_kind(scope)}", "type"))
+        add(
+            Fault(
+                pointer_join(pointer, "scope"), f"{label}.scope must be a string, not {_kind(scope)}", "type"
+            )
+        )
     elif scope not in SCOPES:
         add(
             Fault(
@@ -159,11 +169,23 @@ def check_provenance(value: Any, pointer: str, label: str = "provenance") -> lis
         return faults
     for member in ("provenance_id", "origin"):
         if member not in value:
-            add(Fault(pointer_join(pointer, member), f'{label} is missing required member "{member}"', "required"))
+            add(
+                Fault(
+                    pointer_join(pointer, member),
+                    f'{label} is missing required member "{member}"',
+                    "required",
+                )
+            )
     for member in ("provenance_id", "origin", "source_id"):
         v = value.get(member, _ABSENT)
         if v is not _ABSENT and type(v) is not str:
-            add(Fault(pointer_join(pointer, member), f"{label}.{member} must be a string, not {_kind(v)}", "type"))
+            add(
+                Fault(
+                    pointer_join(pointer, member),
+                    f"{label}.{member} must be a string, not {_kind(v)}",
+                    "type",
+                )
+            )
     origin = value.get("origin")
     if type(origin) is str and origin not in ORIGINS:
         add(
@@ -265,10 +287,20 @@ def check_approval(spec: ApprovalSpec, value: Any, pointer: str = "") -> list[Fa
         )
     elif type(decision) is not str or decision not in DECISIONS:
         shown = decision if type(decision) is str else _kind(decision)
-        add(Fault(pointer_join(pointer, "decision"), f"decision must be allow or deny (got {shown!r})", "enum"))
+        add(
+            Fault(
+                pointer_join(pointer, "decision"), f"decision must be allow or deny (got {shown!r})", "enum"
+            )
+        )
     reasoning = value.get("reasoning", _ABSENT)
     if reasoning is not _ABSENT and type(reasoning) is not str:
-        add(Fault(pointer_join(pointer, "reasoning"), f"reasoning must be a string, not {_kind(reasoning)}", "type"))
+        add(
+            Fault(
+                pointer_join(pointer, "reasoning"),
+                f"reasoning must be a string, not {_kind(reasoning)}",
+                "type",
+            )
+        )
 
     option = value.get("selected_option", _ABSENT)
     if option is not _ABSENT:

@@ -248,7 +248,9 @@ def _run(doc: Any, now: datetime | str | None, build: bool) -> Any:
         data["details"] = instructions
     data["subject"] = subject
     data["spec"] = spec
-    data["deadline"] = make(Deadline, {"expires_at": expires_at, "timeout_seconds": None, "on_timeout": "expire"})
+    data["deadline"] = make(
+        Deadline, {"expires_at": expires_at, "timeout_seconds": None, "on_timeout": "expire"}
+    )
     if mode != "not_required" or data_policy is not _M:
         data["consent"] = make(
             Consent,
