@@ -11,6 +11,7 @@ still streaming, and gets back the rewritten copy plus what it depended on (so i
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Container, Mapping
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
 #: Fields whose ids are replaced by placeholders when the child is not seen yet (at any nesting level).
 CHILD_FIELDS = ("children", "explicitList", "child", "contentChild", "entryPointChild", "componentId")
 _LIST_FIELDS = ("children", "explicitList")
+# An empty JSON object as written in JSON text (the whitespace json.loads accepts between its braces).
+_EMPTY_OBJECT = re.compile(r"\{[ \t\n\r]*\}")
 
 
 def placeholder_body(v09: bool) -> dict[str, Any]:
@@ -88,10 +91,16 @@ def required_fields(version: str, s2c: Any, catalog: Any) -> dict[str, set[str]]
     return out
 
 
-def acceptable_partial(comp: Mapping[str, Any], required: Mapping[str, set[str]]) -> bool:
-    """Whether a (possibly healed) component is complete enough to be used."""
+def acceptable_partial(comp: Mapping[str, Any], required: Mapping[str, set[str]], text: str | None = None) -> bool:
+    """Whether a (possibly healed) component is complete enough to be used.
+
+    ``text``: the JSON text ``comp`` was parsed from. An empty object is written ``{`` whitespace ``}``,
+    so a text without that pattern cannot hold one and the walk over the component is skipped.
+    """
     body = comp.get("component")
-    if isinstance(body, str):
+    if text is not None and _EMPTY_OBJECT.search(text) is None:
+        pass
+    elif isinstance(body, str):
         if has_empty_dict(comp):
             return False
     elif has_empty_dict(body):

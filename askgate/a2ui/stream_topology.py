@@ -73,25 +73,25 @@ class Topology:
 
     def _changed_refs(self, cid: Any, old: list[Any], new: list[Any]) -> None:
         keep = len(old)
+        came: dict[Any, int]
         if new[:keep] == old:  # references appended (the common streaming case)
             gone: dict[Any, int] = {}
-            came = Counter(new[keep:])
+            came = _counts(new[keep:])
         elif keep and len(new) >= keep and new[: keep - 1] == old[:-1]:  # last one changed (a cut id), maybe more
-            gone = {old[-1]: 1}
-            came = Counter(new[keep - 1 :])
-            common = set(gone) & set(came)
-            for ref in common:
-                both = min(gone[ref], came[ref])
-                gone[ref] -= both
-                came[ref] -= both
-            gone = {r: c for r, c in gone.items() if c > 0}
-            came = Counter({r: c for r, c in came.items() if c > 0})
+            last = old[-1]
+            gone = {last: 1}
+            came = _counts(new[keep - 1 :])
+            if last in came:  # the old last reference is still there: neither gone nor new
+                gone = {}
+                came[last] -= 1
+                if not came[last]:
+                    del came[last]
         else:
             before, after = Counter(old), Counter(new)
-            gone, came = dict(before - after), after - before
+            gone, came = dict(before - after), dict(after - before)
         self._apply_diff(cid, gone, came)
 
-    def _apply_diff(self, cid: Any, gone: dict[Any, int], came: Counter[Any]) -> None:
+    def _apply_diff(self, cid: Any, gone: dict[Any, int], came: dict[Any, int]) -> None:
         for ref, count in gone.items():
             if ref in self.reach:
                 self._tree = False
@@ -212,6 +212,14 @@ class Topology:
             self.sorted_reach = sorted(reach)
             self.version += 1
             self.added = []
+
+
+def _counts(items: list[Any]) -> dict[Any, int]:
+    """How many times each item occurs, in first-occurrence order (``Counter`` without its set-up cost)."""
+    out: dict[Any, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return out
 
 
 def _insort(items: list[Any], value: Any) -> None:

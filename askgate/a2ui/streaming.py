@@ -758,7 +758,7 @@ class StreamParser:
         cid = comp.get("id")
         if not cid:
             return
-        if not acceptable_partial(comp, self._required):
+        if not acceptable_partial(comp, self._required, text):
             return
         self._set_seen(cid, comp, text)
         self._topology_dirty = True
@@ -1111,15 +1111,19 @@ class StreamParser:
 
     def _apply_patches(self, cid: Any, children: list[Any]) -> None:
         """Children of ``cid`` arrived: swap their placeholders back (or rebuild when that is unsafe)."""
-        shown = self._proc.get(cid, (None, ""))[0]
+        shown, dump = self._proc.get(cid, (None, None))
         for child in children:
             if shown is None:
                 break
+            slots = len(shown.where().get(child, ())) if dump is not None else 0
             shown = patch_component(shown, child)
+            if shown is not None and dump is not None:
+                dump = _patched_dump(dump, child, slots)
         if shown is None:
             self._reprocess(cid)
             return
-        dump = _dump_sorted(shown.comp)
+        if dump is None:
+            dump = _dump_sorted(shown.comp)
         if dump != self._proc[cid][1]:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
@@ -1166,7 +1170,14 @@ class StreamParser:
 
     def _reprocess(self, cid: Any) -> None:
         raw = self._raw.get(cid)
-        if raw is not None and not any(name in raw for name in self._rewrite_names):
+        plain = False
+        if raw is not None:
+            plain = True
+            for name in self._rewrite_names:
+                if name in raw:
+                    plain = False
+                    break
+        if plain:
             # Nothing to rewrite (no child field, no v0.8 path, no escaped key): shown as it came. The
             # parsed object is never mutated, so it can be shared.
             shown = Processed(self._seen[cid], [], set(), False, set(), {}, [])
@@ -1261,8 +1272,10 @@ class StreamParser:
                 return False
             fresh = [pid for pid in extras if pid not in ok]
             # Placeholders hold no references, so a batch of them is valid exactly when each one is:
-            # one validation for all new placeholders, one by one only if the batch fails.
-            if self._validator.is_valid_partial(self._message(sid, [self._placeholder(p) for p in fresh])):
+            # one validation for all new placeholders, one by one only if the batch fails. Distinct
+            # string ids, an empty child list, no path, no call: the integrity rules cannot fail on such
+            # a batch, so only its schema is checked.
+            if self._schema_ok([self._message(sid, [self._placeholder(p) for p in fresh])]):
                 ok.update(fresh)
             else:
                 for pid in fresh:
@@ -1271,6 +1284,13 @@ class StreamParser:
                     else:
                         nok.add(pid)
                         return False
+        return True
+
+    def _schema_ok(self, messages: list[Any]) -> bool:
+        try:
+            self._schema_check(messages)
+        except ValueError:
+            return False
         return True
 
     def _single(self, sid: Any, comp: dict[str, Any]) -> dict[str, Any]:
@@ -1338,6 +1358,23 @@ _VALUE_RES = {
 # Keywords that constrain an array as a whole; with none of them on the way to the components list, an
 # update is valid exactly when each of its components is (so verdicts can be cached per component).
 _ARRAY_WIDE = ("uniqueItems", "maxItems", "contains", "prefixItems", "unevaluatedItems", "minContains", "maxContains")
+
+
+def _patched_dump(dump: str, child: Any, slots: int) -> str | None:
+    """The sorted dump of a shown component after its ``slots`` placeholders of ``child`` were swapped
+    back, from the dump before (None when that cannot be done safely: then the caller dumps again).
+
+    Keys do not change, so only the ``"loading_<child>"`` string values do. When both ids are plain
+    (no character JSON escapes), that token cannot overlap another occurrence of itself in JSON text,
+    so if it occurs exactly ``slots`` times, those occurrences are the patched slots.
+    """
+    if not slots or child.__class__ is not str:
+        return None
+    pid = "loading_" + child
+    token = encode_basestring_ascii(pid)
+    if len(token) != len(pid) + 2 or dump.count(token) != slots:
+        return None
+    return dump.replace(token, '"' + child + '"')
 
 
 def _limits_trivially_ok(raw: str) -> bool:
