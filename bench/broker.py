@@ -82,6 +82,12 @@ class Server:
             lines = [x for x in (self.workdir / "serve.out").read_text().splitlines() if x.startswith("agk_")]
             self.token = lines[0]
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server process has used so far (Linux /proc)."""
+        assert self.proc is not None
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -272,7 +278,11 @@ def run_backend(name: str, db: str | None, args: argparse.Namespace) -> dict[str
             out["round_trip_polling_3s"] = asyncio.run(round_trip(server.url, toks, min(args.waiters[-1], 100),
                                                                   poll=3.0))
         if "throughput" in parts:
+            cpu0 = server.cpu_seconds()
             out["throughput"] = asyncio.run(throughput(server.url, toks, args.duration))
+            done = max(1, out["throughput"]["asks_answered"])
+            # the machine is shared: CPU per ask says what the server costs whatever else runs
+            out["throughput"]["server_cpu_ms_per_ask"] = (server.cpu_seconds() - cpu0) * 1000 / done
         server.stop()
         if "deadlines" not in parts:
             return out
@@ -335,7 +345,8 @@ def main() -> None:
         if "throughput" in r:
             t = r["throughput"]
             print(f"throughput: {t['per_second']:.0f} asks created+answered/s over {t['seconds']} s "
-                  f"({t['asks_answered']}; transport errors: {t['transport_errors']})")
+                  f"({t['asks_answered']}; transport errors: {t['transport_errors']}); server CPU "
+                  f"{t['server_cpu_ms_per_ask']:.2f} ms per ask created+answered (2 requests)")
         for key in ("deadlines", "deadlines_restart"):
             if key not in r:
                 continue

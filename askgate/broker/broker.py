@@ -17,7 +17,7 @@ import hashlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -94,8 +94,8 @@ class Broker:
         self._bg: set[asyncio.Task[Any]] = set()
         self._listener: PgListener | None = None
         self._http: httpx.AsyncClient | None = None
+        self._planned: datetime | None = None  # when the scheduler means to wake next (None: max_idle)
         store.on_commit(self.waiters.changed)
-        self.waiters.on_change(lambda _id: self._wake.set())
 
     # ---- life ------------------------------------------------------------------------------------
 
@@ -457,7 +457,10 @@ class Broker:
             if isinstance(effect, lc.Deliver):
                 self._deliveries.put_nowait(effect.ask_id)
             elif isinstance(effect, lc.ScheduleWake):
-                self._wake.set()
+                # wake the scheduler only when this is earlier than what it already sleeps until: waking it
+                # on every commit cost a scan (and, on SQLite, a write transaction) per request
+                if self._planned is None or effect.at < self._planned:
+                    self._wake.set()
             elif isinstance(effect, lc.Notify):
                 log.info("ask_offered", ask_id=effect.ask_id, kind=effect.kind, respondents=len(effect.respondent_ids))
 
@@ -497,6 +500,9 @@ class Broker:
     async def settle_due(self, *, batch: int = 200) -> int:
         """Settle every ask whose deadline or escalation has come; each exactly once (row locks + CAS)."""
         total = 0
+        nxt = await self.store.next_wake()  # a read: no write transaction (and no fsync) when nothing is due
+        if nxt is None or nxt > self.clock():
+            return 0
         while True:
             now = self.clock()
             done: list[Transition] = []
@@ -525,17 +531,26 @@ class Broker:
                 return total
 
     async def _scheduler(self) -> None:
+        """Sleep until the earliest wake time (or ``max_idle``), settle what is due, repeat. A new earlier
+        wake time (a ScheduleWake effect) interrupts the sleep; anything else does not."""
+        loop = asyncio.get_running_loop()
         while not self._stopping:
             try:
                 self._wake.clear()
+                self._planned = None
                 await self.settle_due()
                 nxt = await self.store.next_wake()
+                now = self.clock()
                 delay = self._max_idle
                 if nxt is not None:
-                    delay = min(delay, max(0.0, (nxt - self.clock()).total_seconds()))
-                if delay > 0:
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), delay)
+                    delay = min(delay, max(0.0, (nxt - now).total_seconds()))
+                self._planned = now + timedelta(seconds=delay)
+                if delay > 0 and not self._wake.is_set():
+                    waiter = loop.create_task(self._wake.wait())
+                    try:
+                        await asyncio.wait((waiter,), timeout=delay)
+                    finally:
+                        waiter.cancel()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a bad moment of the database

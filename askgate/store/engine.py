@@ -10,8 +10,8 @@ PostgreSQL uses one pooled asyncpg engine for both.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,16 @@ class InlineEngine:
     async def connect(self) -> AsyncIterator[InlineConnection]:
         with self.sync_engine.connect() as conn:
             yield InlineConnection(conn)
+
+    @contextmanager
+    def raw(self) -> Iterator[Any]:
+        """A pooled sqlite3 connection for the raw hot-path reads (askgate/store/sqlite_fast.py): no
+        SQLAlchemy Connection around it; each statement is its own read snapshot (autocommit mode)."""
+        pooled = self.sync_engine.raw_connection()
+        try:
+            yield pooled.dbapi_connection
+        finally:
+            pooled.close()
 
     @asynccontextmanager
     async def begin(self) -> AsyncIterator[InlineConnection]:

@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from askgate.store import tables as t
 from askgate.store.engine import Engines, create_engines, normalise_url
+from askgate.store import sqlite_fast as fast
+from askgate.store.group import GroupCommit
 from askgate.store.migrate import upgrade
 from askgate.store.secretbox import SecretBox, key_from_passphrase
 from askgate.store.tokens import ROLES, new_token, token_hash
@@ -31,8 +33,11 @@ from askgate.store.tokens import ROLES, new_token, token_hash
 NOTIFY_CHANNEL = "askgate_events"
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(value)  # what json.dumps(value, <these options>) returns, without a new encoder per call
 
 
 def _now() -> datetime:
@@ -168,6 +173,13 @@ def _from_db(r: Any, offered: tuple[str, ...]) -> AskRow:
     )
 
 
+def _from_tuple(r: tuple[Any, ...], offered: tuple[str, ...]) -> AskRow:
+    """A row of :data:`sqlite_fast.ASK_COLUMNS` (the raw SQLite path) -> AskRow, as :func:`_from_db` does."""
+    return AskRow(id=r[0], version=r[1], state=r[2], terminal=bool(r[3]), dialect=r[4], asker=r[5], session_id=r[6],
+                  external_id=r[7], created_at=fast.dt_in(r[8]), updated_at=fast.dt_in(r[9]),  # type: ignore[arg-type]
+                  next_wake_at=fast.dt_in(r[10]), record=json.loads(r[11]), offered_to=offered)
+
+
 def _encode_cursor(row: AskRow) -> str:
     return f"{row.created_at.isoformat()}|{row.id}"
 
@@ -227,6 +239,12 @@ class Tx:
         raise IdempotentReplay(prior.ask_id, prior.request_hash == request_hash)
 
     async def insert_ask(self, row: AskRow) -> None:
+        if not self._pg:
+            db = fast.dbapi(self.conn)
+            fast.insert_ask(db, _row_values(row, self.now))
+            fast.set_offers(db, row.id, row.offered_to, replace=False)
+            self.changed.add(row.id)
+            return
         await self.conn.execute(sa.insert(t.asks).values(**_row_values(row, self.now)))
         await self._set_offers(row.id, row.offered_to)
         self.changed.add(row.id)
@@ -235,6 +253,14 @@ class Tx:
         """Replace the ask if it is still at ``expected_version``; else :class:`VersionConflict`.
 
         ``offers_changed=False`` skips rewriting the offer index (the caller knows ``offered_to`` is unchanged)."""
+        if not self._pg:
+            db = fast.dbapi(self.conn)
+            if fast.cas_ask(db, _row_values(row, self.now), expected_version) != 1:
+                raise VersionConflict(row.id, expected_version)
+            if offers_changed:
+                fast.set_offers(db, row.id, row.offered_to, replace=True)
+            self.changed.add(row.id)
+            return
         values = _row_values(row, self.now)
         del values["id"], values["created_at"]
         res = await self.conn.execute(
@@ -258,6 +284,10 @@ class Tx:
         transaction, and all entries and heads are written in a few batched statements at commit."""
         key = (chain_kind, chain_id)
         head = self._heads.get(key)
+        if head is None and not self._pg:
+            found_raw = fast.chain_head(fast.dbapi(self.conn), chain_kind, chain_id)
+            head = [found_raw[0], found_raw[1], True] if found_raw is not None else [0, None, False]
+            self._heads[key] = head
         if head is None:
             if self._pg:
                 await self.conn.execute(
@@ -279,6 +309,14 @@ class Tx:
 
     async def flush(self) -> None:
         """Write the audit entries and chain heads appended so far (called before commit)."""
+        if not self._pg:
+            fast.write_chain(fast.dbapi(self.conn), self._entries,
+                             [(k, c, h[0], h[1]) for (k, c), h in self._heads.items() if not h[2]],
+                             [(h[0], h[1], k, c) for (k, c), h in self._heads.items() if h[2]])
+            self._entries = []
+            for h in self._heads.values():
+                h[2] = True
+            return
         if self._entries:
             await self.conn.execute(sa.insert(t.audit_entries), self._entries)
             self._entries = []
@@ -336,6 +374,9 @@ class Tx:
                                                            set_={"sealed": sealed}))
 
     async def delete_secrets(self, ask_id: str) -> None:
+        if not self._pg:
+            fast.delete_secrets(fast.dbapi(self.conn), ask_id)
+            return
         await self.conn.execute(sa.delete(t.ask_secrets).where(t.ask_secrets.c.ask_id == ask_id))
 
     async def add_callback(self, ask_id: str, url: str) -> int:
@@ -366,6 +407,13 @@ class Store:
         self._secret_key = secret_key
         self._box: SecretBox | None = None
         self._listeners: list[Callable[[set[str]], None]] = []
+        self._group: GroupCommit | None = None
+        if self.backend == "sqlite":
+            self._group = GroupCommit(engines.write, self._committed)
+
+    def _committed(self, changed: set[str]) -> None:
+        for listener in self._listeners:
+            listener(set(changed))
 
     @classmethod
     async def open(cls, url: str | None = None, *, migrate: bool = True, secret_key: str | None = None,
@@ -378,6 +426,8 @@ class Store:
         return store
 
     async def close(self) -> None:
+        if self._group is not None:
+            await self._group.close()
         await self._engines.dispose()
 
     @property
@@ -392,7 +442,15 @@ class Store:
 
     @asynccontextmanager
     async def write(self, now: datetime | None = None) -> AsyncIterator[Tx]:
-        """A write transaction; commits on normal exit, rolls back on any exception."""
+        """A write transaction; commits on normal exit, rolls back on any exception. On SQLite it is a
+        unit of a group commit (askgate/store/group.py): same guarantees, one fsync for many units."""
+        if self._group is not None:
+            async with self._group.unit() as (conn, changed):
+                tx = Tx(conn, self, now or _now())  # type: ignore[arg-type]
+                yield tx
+                await tx.flush()
+                changed |= tx.changed
+            return
         async with self._write_slot():
             async with self._engines.write.begin() as conn:
                 tx = Tx(conn, self, now or _now())
@@ -438,6 +496,10 @@ class Store:
         return {k: tuple(sorted(v)) for k, v in out.items()}
 
     async def get_ask(self, ask_id: str) -> AskRow | None:
+        if self._group is not None:
+            with self._engines.read.raw() as db:
+                raw = fast.get_ask_row(db, ask_id)
+            return _from_tuple(raw, tuple(sorted(json.loads(raw[12])))) if raw is not None else None
         async with self._engines.read.connect() as conn:
             r = (await conn.execute(sa.select(t.asks).where(t.asks.c.id == ask_id))).one_or_none()
             if r is None:
@@ -474,6 +536,9 @@ class Store:
 
     async def next_wake(self) -> datetime | None:
         """The earliest wake time of any live ask (the scheduler sleeps until then)."""
+        if self._group is not None:
+            with self._engines.read.raw() as db:
+                return fast.next_wake(db)
         async with self._engines.read.connect() as conn:
             return (await conn.execute(
                 sa.select(t.asks.c.next_wake_at)
@@ -516,6 +581,9 @@ class Store:
         ids = list(dict.fromkeys(respondent_ids))
         if not ids:
             return {}
+        if self._group is not None:
+            with self._engines.read.raw() as db:
+                return fast.consent_map(db, ids)
         async with self._engines.read.connect() as conn:
             res = await conn.execute(sa.select(t.consent_grants).where(t.consent_grants.c.respondent_id.in_(ids)))
             return {(r.respondent_id, r.scope): bool(r.granted) for r in res.all()}
@@ -570,6 +638,10 @@ class Store:
         return token
 
     async def principal_for_token(self, token: str) -> Principal | None:
+        if self._group is not None:
+            with self._engines.read.raw() as db:
+                found = fast.principal_for_token_hash(db, token_hash(token))
+            return Principal(found[0], found[1]) if found else None
         async with self._engines.read.connect() as conn:
             r = (await conn.execute(
                 sa.select(t.principals.c.id, t.principals.c.role)
@@ -608,10 +680,10 @@ class Store:
         if v:
             return v.encode()
         candidate = SecretBox.new_key().decode()
-        async with self._write_slot(), self._engines.write.begin() as conn:
+        async with self.write() as tx:
             ins = (pg_dialect.insert if self.backend == "postgresql" else sqlite_dialect.insert)(t.kv)
-            await conn.execute(ins.values(key="secret_key", value=candidate).on_conflict_do_nothing())
-            v = (await conn.execute(sa.select(t.kv.c.value).where(t.kv.c.key == "secret_key"))).scalar_one()
+            await tx.conn.execute(ins.values(key="secret_key", value=candidate).on_conflict_do_nothing())
+            v = (await tx.conn.execute(sa.select(t.kv.c.value).where(t.kv.c.key == "secret_key"))).scalar_one()
         return v.encode()
 
     async def get_secret(self, ask_id: str, kind: str) -> str | None:
