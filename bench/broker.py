@@ -182,8 +182,9 @@ async def throughput(url: str, toks: dict[str, str], seconds: float, workers: in
             "transport_errors": errors}
 
 
-async def seed_deadlines(db_url: str, n: int, start_in: float, spread: float) -> None:
-    """Insert ``n`` pending asks straight into the store, deadlines spread evenly over ``spread`` seconds."""
+async def seed_deadlines(db_url: str, n: int, start_in: float, spread: float) -> datetime:
+    """Insert ``n`` pending asks straight into the store, deadlines spread evenly over ``spread`` seconds;
+    returns the first deadline."""
     from askgate.broker.broker import Broker
     from askgate.broker import records
     from askgate.core import lifecycle as lc
@@ -209,6 +210,7 @@ async def seed_deadlines(db_url: str, n: int, start_in: float, spread: float) ->
                 await tx.insert_ask(records.to_row(tr.record))
                 await broker._append(tx, tr.audit)  # noqa: SLF001 - the bench seeds the chain exactly as the broker does
     await store.close()
+    return first
 
 
 async def deadline_lateness(db_url: str) -> list[float]:
@@ -244,19 +246,20 @@ def deadlines(workdir: Path, db: str | None, n: int, spread: float, restart: boo
     server.start()  # migrate + first admin
     server.stop()
     t0 = time.monotonic()
-    asyncio.run(seed_deadlines(db_url, n, start_in=30.0, spread=spread))
+    first = asyncio.run(seed_deadlines(db_url, n, start_in=30.0 + n / 2500, spread=spread))  # seeding takes time too
     seeded = time.monotonic() - t0
-    if seeded > 25:
+    if seeded > 25 + n / 2500:
         print(f"  note: seeding took {seeded:.0f}s; early deadlines were already due at start-up", file=sys.stderr)
     server.start()
     down = (0.0, 0.0)
     if restart:
-        time.sleep(max(0.0, 30 - seeded) + spread / 2)
+        time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds()) + spread / 2)
         k0 = time.monotonic()
         server.stop(signal.SIGKILL)
         server.start()
         down = (k0, time.monotonic())
-    time.sleep(max(0.0, 30 - (time.monotonic() - t0)) + spread + 5)
+    # until 5 s after the last deadline (the deadlines count from when seeding began, not from t0)
+    time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds()) + spread + 5)
     server.stop()
     late = asyncio.run(deadline_lateness(db_url))
     return {"asks": n, "spread_s": spread, "restart": restart, "settled": len(late),

@@ -39,6 +39,7 @@ from askgate.store import AskQuery, AskRow, IdempotentReplay, Page, Principal, S
 log = structlog.get_logger("askgate.broker")
 
 Clock = Callable[[], datetime]
+SETTLE_GRANULARITY = 0.05  # seconds: deadlines due within this of each other are settled in one pass
 
 
 def utcnow() -> datetime:
@@ -243,7 +244,7 @@ class Broker:
         idem = idempotency
         if idem is None and ask.dialect == Dialect.AQP and ask.external_id:
             idem = Idempotency("aqp:" + ask.external_id, body_hash(_stable(ask.original)))
-        consent = await self._consent_lookup(routing)
+        consent = await self._consent_lookup(routing, ask)
         try:
             tr = lc.open_ask(ask, ask_id=ask_id, routing=routing, now=now, stored_consent=consent,
                              timeout_seconds=timeout_seconds)
@@ -294,7 +295,7 @@ class Broker:
             raise forbidden("this approver must answer over mutual TLS (approver.auth.method is mtls)")
         answer = self._check_answer(record, payload, respondent, self.clock())
         return await self._change(ask_id, lc.Respond(respondent=respondent, answer=answer), who=who,
-                                  idempotency=idempotency, operation="answer")
+                                  idempotency=idempotency, operation="answer", row=row, record=record)
 
     async def _replay(self, ask_id: str, who: Principal, idem: Idempotency, operation: str = "answer") -> AskRecord | None:
         prior = await self.store.find_idempotent(who.id, f"{operation}:{ask_id}", idem.key)
@@ -363,15 +364,18 @@ class Broker:
 
     async def _change(self, ask_id: str, event: lc.Event, *, who: Principal,
                       idempotency: Idempotency | None = None, operation: str = "",
-                      row: AskRow | None = None) -> AskRecord:
+                      row: AskRow | None = None, record: AskRecord | None = None) -> AskRecord:
+        """``row`` (and its ``record``): what the caller just read, saving a read; the compare-and-set
+        catches any change since."""
         for _attempt in range(50):
             if row is None:
-                row = await self.store.get_ask(ask_id)
+                row, record = await self.store.get_ask(ask_id), None
             if row is None:
                 raise not_found()
-            record = records.from_row(row)
+            if record is None:
+                record = records.from_row(row)
             now = self.clock()
-            consent = await self._consent_lookup(record.routing)
+            consent = await self._consent_lookup(record.routing, record.ask)
             refusal: lc.LifecycleError | None = None
             try:
                 tr = lc.apply(record, event, now=now, stored_consent=consent)
@@ -390,7 +394,7 @@ class Broker:
                     if refusal is not None and refusal.audit is not None and refusal.code == "forbidden":
                         await self._append(tx, [refusal.audit], refused=True)
             except VersionConflict:
-                row = None
+                row = record = None
                 continue
             except IdempotentReplay as replay:
                 if not replay.same_body:
@@ -422,7 +426,9 @@ class Broker:
 
     # ---- persistence helpers ---------------------------------------------------------------------
 
-    async def _consent_lookup(self, routing: Routing) -> Callable[[str, str], bool | None]:
+    async def _consent_lookup(self, routing: Routing, ask: Ask) -> Callable[[str, str], bool | None]:
+        if ask.consent.mode != "ask_once":  # the lifecycle looks stored decisions up only for ask_once
+            return _no_consent
         stored = await self.store.consent_map(r.id for r in routing.everyone())
         return lambda respondent_id, scope: stored.get((respondent_id, scope))
 
@@ -507,23 +513,27 @@ class Broker:
             now = self.clock()
             done: list[Transition] = []
             async with self.store.claim_due(now, limit=batch) as (tx, rows):
-                everyone = {r.id for row in rows for r in records.from_row(row).routing.everyone()}
-                stored = await self.store.consent_map(everyone) if rows else {}
+                recs = [records.from_row(row) for row in rows]
+                everyone = {r.id for record in recs if record.ask.consent.mode == "ask_once"
+                            for r in record.routing.everyone()}
+                stored = await self.store.consent_map(everyone) if everyone else {}
                 consent = lambda rid, scope: stored.get((rid, scope))  # noqa: E731
-                for row in rows:
-                    record = records.from_row(row)
+                updates = []
+                for record in recs:
                     try:
                         tr = lc.apply(record, lc.Tick(), now=now, stored_consent=consent)
                     except lc.LifecycleError as exc:  # pragma: no cover - a tick is never refused
                         log.error("tick_refused", ask_id=record.id, code=exc.code)
                         continue
-                    same_offers = tr.record.offered_to == record.offered_to
                     if tr.changed:
-                        await tx.cas_ask(records.to_row(tr.record), record.version, offers_changed=not same_offers)
-                        await self._persist_effects(tx, tr)
+                        updates.append((records.to_row(tr.record), record.version,
+                                        tr.record.offered_to != record.offered_to))
                         done.append(tr)
                     else:  # stale wake time: correct it so the scan does not spin
-                        await tx.cas_ask(records.to_row(record), record.version, offers_changed=False)
+                        updates.append((records.to_row(record), record.version, False))
+                await tx.cas_asks(updates)  # one batched compare-and-set for the whole claim
+                for tr in done:
+                    await self._persist_effects(tx, tr)
             for tr in done:
                 self._after_commit(tr)
             total += len(done)
@@ -543,7 +553,9 @@ class Broker:
                 now = self.clock()
                 delay = self._max_idle
                 if nxt is not None:
-                    delay = min(delay, max(0.0, (nxt - now).total_seconds()))
+                    # at least SETTLE_GRANULARITY between passes: a pass has a fixed cost (a scan, a commit),
+                    # so thousands of deadlines a second are settled in batches, each at most that late
+                    delay = min(delay, max(SETTLE_GRANULARITY, (nxt - now).total_seconds()))
                 self._planned = now + timedelta(seconds=delay)
                 if delay > 0 and not self._wake.is_set():
                     waiter = loop.create_task(self._wake.wait())
@@ -610,6 +622,10 @@ class Broker:
         with contextlib.suppress(Exception):
             for ask_id in dict.fromkeys(cb.ask_id for cb in await self.store.pending_callbacks()):
                 await self._deliver(ask_id)
+
+
+def _no_consent(_respondent_id: str, _scope: str) -> bool | None:
+    return None
 
 
 def _entry_factory(ev: AuditEvent, entry_id: str) -> Callable[[str | None, int], dict[str, Any]]:

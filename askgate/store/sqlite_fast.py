@@ -131,5 +131,14 @@ def next_wake(db: sqlite3.Connection) -> datetime | None:
 
 
 def due_rows(db: sqlite3.Connection, now: datetime, limit: int) -> list[tuple[Any, ...]]:
-    return db.execute(f"SELECT {ASK_COLUMNS} FROM asks WHERE terminal = 0 AND next_wake_at <= ? "  # type: ignore[no-any-return]
+    """Live asks whose wake time has come, earliest first, each with its offers as a JSON array (last)."""
+    return db.execute(f"SELECT {ASK_COLUMNS}, (SELECT json_group_array(respondent_id) FROM ask_offers "  # type: ignore[no-any-return]
+                      "WHERE ask_id = asks.id) FROM asks WHERE terminal = 0 AND next_wake_at <= ? "
                       "ORDER BY next_wake_at LIMIT ?", (dt_out(now), limit)).fetchall()
+
+
+def pending_callbacks_for(db: sqlite3.Connection, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    """(id, ask_id, url, delivered_at, attempts) of the undelivered callbacks of these asks, by id."""
+    marks = ",".join("?" * len(ids))
+    return db.execute(f"SELECT id, ask_id, url, delivered_at, attempts FROM callbacks WHERE ask_id IN ({marks}) "  # type: ignore[no-any-return]
+                      "AND delivered_at IS NULL ORDER BY id", tuple(ids)).fetchall()
