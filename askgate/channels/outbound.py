@@ -349,7 +349,9 @@ async def post_json(url: str, body: Any, *, headers: Mapping[str, str] | None = 
     async with guarded_client(policy, timeout=timeout) as client:
         try:
             resp = await client.post(url, content=content, headers=send_headers)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, OSError) as exc:
+            # OSError: a TLS 1.3 server that refuses our client certificate sends its alert after the
+            # handshake, so it can surface as a raw ssl.SSLError from the read rather than an httpx error.
             log.info("outbound_post", host=host, ok=False, error=type(exc).__name__)
             return OutboundResult(status=None, error=f"network error: {type(exc).__name__}")
     log.info("outbound_post", host=host, status=resp.status_code, ok=200 <= resp.status_code < 300)
