@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from askgate.store import Store
 from askgate.store.tokens import ROLES
 
 
@@ -51,6 +50,8 @@ def serve(
 
 
 async def _first_admin(db_url: str | None, secret_key: str | None) -> str | None:
+    from askgate.store import Store
+
     store = await Store.open(db_url, secret_key=secret_key)
     try:
         return await store.ensure_first_admin()
@@ -73,6 +74,8 @@ def token_create(
         raise typer.BadParameter(f"role must be one of {', '.join(ROLES)}", param_hint="--role")
 
     async def run() -> str:
+        from askgate.store import Store
+
         store = await Store.open(db)
         try:
             return await store.create_token(principal, role, label=label)

@@ -19,7 +19,6 @@ import typer
 
 from askgate.core.lifecycle import Routing
 from askgate.core.model import Respondent
-from askgate.store import Principal, Store
 
 __all__ = ["demo", "demo_asks", "seed"]
 
@@ -187,6 +186,7 @@ async def seed(
 ) -> dict[str, str]:
     """Create the tokens and the example asks; returns ``{principal: token}``."""
     from askgate.broker import Broker
+    from askgate.store import Principal, Store
 
     store = await Store.open(db_url)
     broker = Broker(store, scheduler=False)
