@@ -67,6 +67,19 @@ def parse_request(doc: Any, **opts: Any) -> Ask:
     )
 
 
+def validate_request(doc: Any, **opts: Any) -> list[Fault]:
+    """The verdict alone: every fault :func:`parse_request` would raise, ``[]`` for a valid request.
+
+    Every codec offers it; this dialect's :func:`parse_request` is already fast enough that the verdict is
+    simply its faults.
+    """
+    try:
+        parse_request(doc, **opts)
+    except AskgateError as exc:
+        return list(exc.faults)
+    return []
+
+
 def parse_request_bytes(data: bytes | str, **opts: Any) -> Ask:
     """Strict JSON (no duplicate keys, NaN or overflow) then :func:`parse_request`."""
     return parse_request(loads_strict(data), **opts)
