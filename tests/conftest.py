@@ -29,3 +29,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         names = ", ".join(getattr(r, "nodeid", "?") for r in skipped[:10])
         print(f"\nCI: {len(skipped)} test(s) skipped, which CI treats as failure: {names}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_REPORT_KEY = pytest.StashKey[list[str]]()
+
+
+@pytest.fixture(scope="session")
+def ci_report(request: pytest.FixtureRequest) -> list[str]:
+    """Lines a test wants shown at the end of the run (e.g. conformance counts), printed in the summary."""
+    return request.config.stash.setdefault(_REPORT_KEY, [])
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    lines = config.stash.get(_REPORT_KEY, [])
+    if lines:
+        terminalreporter.section("askgate conformance")
+        for line in lines:
+            terminalreporter.write_line(line)
