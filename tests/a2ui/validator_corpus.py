@@ -66,6 +66,8 @@ def _ids(payload: list[Any]) -> list[str]:
 
 def _set_random_leaf(rng: random.Random, payload: list[Any]) -> None:
     dicts = [c for c in _containers(payload, []) if isinstance(c, dict) and c]
+    if not dicts:  # earlier mutations may leave no object to change
+        return
     node = rng.choice(dicts)
     key = rng.choice(list(node))
     node[key] = rng.choice(SCALARS + [{}, [], {"path": "/x~3y"}, ["a", 1]])
@@ -73,12 +75,16 @@ def _set_random_leaf(rng: random.Random, payload: list[Any]) -> None:
 
 def _delete_key(rng: random.Random, payload: list[Any]) -> None:
     dicts = [c for c in _containers(payload, []) if isinstance(c, dict) and c]
+    if not dicts:
+        return
     node = rng.choice(dicts)
     del node[rng.choice(list(node))]
 
 
 def _add_key(rng: random.Random, payload: list[Any]) -> None:
     dicts = [c for c in _containers(payload, []) if isinstance(c, dict)]
+    if not dicts:
+        return
     rng.choice(dicts)[rng.choice(["extra", "weight", "path", "child", "children", "call"])] = rng.choice(SCALARS)
 
 
@@ -140,6 +146,8 @@ def _deep(rng: random.Random, payload: list[Any]) -> None:
     for _ in range(depth):
         node = {"n": node} if rng.random() < 0.7 else [node]
     dicts = [c for c in _containers(payload, []) if isinstance(c, dict)]
+    if not dicts:
+        return
     rng.choice(dicts)["nested"] = node
 
 
@@ -156,6 +164,8 @@ def _function_calls(rng: random.Random, payload: list[Any]) -> None:
                                                                 "value": {"functionCall": node}}})
         return
     dicts = [c for c in _containers(payload, []) if isinstance(c, dict)]
+    if not dicts:
+        return
     rng.choice(dicts)["action"] = {"functionCall": node}
 
 
