@@ -648,14 +648,18 @@ class Store:
             n = (await conn.execute(sa.select(sa.func.count()).select_from(t.principals))).scalar_one()
         if n:
             return None
-        async with self.write() as tx:  # re-check under the write lock: two processes may start at once
-            if (await tx.conn.execute(sa.select(sa.func.count()).select_from(t.principals))).scalar_one():
-                return None
-            token = new_token()
-            await tx.conn.execute(sa.insert(t.principals).values(id=principal_id, role="admin", created_at=tx.now))
-            await tx.conn.execute(sa.insert(t.api_tokens).values(
-                token_hash=token_hash(token), principal_id=principal_id, label="first admin",
-                created_at=tx.now, revoked=False))
+        try:
+            async with self.write() as tx:  # re-check under the write lock: two processes may start at once
+                if (await tx.conn.execute(sa.select(sa.func.count()).select_from(t.principals))).scalar_one():
+                    return None
+                token = new_token()
+                await tx.conn.execute(sa.insert(t.principals).values(id=principal_id, role="admin",
+                                                                     created_at=tx.now))
+                await tx.conn.execute(sa.insert(t.api_tokens).values(
+                    token_hash=token_hash(token), principal_id=principal_id, label="first admin",
+                    created_at=tx.now, revoked=False))
+        except sa.exc.IntegrityError:  # PostgreSQL has no process-wide write lock: another process won the race
+            return None
         return token
 
     async def principal_for_token(self, token: str) -> Principal | None:
