@@ -88,7 +88,7 @@ def _is_child_list(schema: Any) -> bool:
     return any(_is_child_list(sub) for sub in _sub_schemas(schema))
 
 
-def _catalog_components(version: str, s2c: Any, catalog: Any) -> Mapping[str, Any]:
+def catalog_components(version: str, s2c: Any, catalog: Any) -> Mapping[str, Any]:
     """The component-name -> schema map the reference reads reference fields from."""
     found: Any = {}
     if version == "0.8":
@@ -103,7 +103,7 @@ def _catalog_components(version: str, s2c: Any, catalog: Any) -> Mapping[str, An
                         found = items["properties"].get("component", {}).get("properties", {})
         except (AttributeError, TypeError):
             found = {}
-        if not found and catalog:
+        if not found and isinstance(catalog, dict):
             found = catalog.get("components", {})
     else:
         found = catalog.get("components", {}) if isinstance(catalog, dict) else {}
@@ -113,7 +113,7 @@ def _catalog_components(version: str, s2c: Any, catalog: Any) -> Mapping[str, An
 def component_ref_fields(version: str, s2c: Any, catalog: Any) -> RefFields:
     """Per component type: (single-reference properties, list-reference properties)."""
     out: RefFields = {}
-    for name, schema in _catalog_components(version, s2c, catalog).items():
+    for name, schema in catalog_components(version, s2c, catalog).items():
         single: set[str] = set()
         lists: set[str] = set()
         pending = [schema]

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Container, Mapping
 
+from askgate.a2ui.integrity import catalog_components
+
 __all__ = [
     "CHILD_FIELDS",
     "Processed",
@@ -53,22 +55,7 @@ def has_empty_dict(obj: Any) -> bool:
 
 def required_fields(version: str, s2c: Any, catalog: Any) -> dict[str, set[str]]:
     """Per component type, the properties its catalog schema requires (``component`` excluded)."""
-    components: Any = {}
-    if version == "0.8":
-        try:
-            su = (s2c or {}).get("properties", {}).get("surfaceUpdate")
-            if isinstance(su, dict):
-                comps = su.get("properties", {}).get("components")
-                if isinstance(comps, dict):
-                    items = comps.get("items", {})
-                    if "properties" in items:
-                        components = items["properties"].get("component", {}).get("properties", {})
-        except (AttributeError, TypeError):
-            components = {}
-        if not components and catalog:
-            components = catalog.get("components", {}) if isinstance(catalog, dict) else {}
-    else:
-        components = catalog.get("components", {}) if isinstance(catalog, dict) else {}
+    components = catalog_components(version, s2c, catalog)
     out: dict[str, set[str]] = {}
     if not isinstance(components, dict):
         return out
