@@ -127,7 +127,8 @@ async def _races(url: str, toks: dict[str, str], n: int) -> None:
     ha = {"Authorization": f"Bearer {toks['agent']}"}
     people = {"bob": {"Authorization": f"Bearer {toks['bob']}"}, "rival": {"Authorization": f"Bearer {toks['rival']}"}}
     sem = asyncio.Semaphore(16)
-    async with httpx.AsyncClient(base_url=url, timeout=30, limits=httpx.Limits(max_connections=48)) as c:
+    async with httpx.AsyncClient(base_url=url, timeout=30, limits=httpx.Limits(max_connections=48, keepalive_expiry=2.0)) as c:
+        # keepalive_expiry below uvicorn's 5 s keep-alive: never reuse a connection the server may be closing
 
         async def race(i: int) -> None:
             async with sem:
