@@ -27,10 +27,8 @@ async def _load(url: str, toks: dict[str, str], acked: dict, stop_at: float) -> 
     async def worker(c: httpx.AsyncClient) -> None:
         while time.monotonic() < stop_at:
             i = next(counter)
-            deadline = i % 5 == 0
-            params: dict[str, object] = {"respondent": "bob"}
-            if deadline:
-                params["timeout"] = 1
+            deadline = _has_deadline(i)
+            params = _create_params(i)
             try:
                 r = await c.post("/v1/asks", json=askdocs.a2a(f"load {i}"), params=params, headers={
                     **ha, "Idempotency-Key": f"create-{i}"})
@@ -52,6 +50,15 @@ async def _load(url: str, toks: dict[str, str], acked: dict, stop_at: float) -> 
 
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=10) as c:
         await asyncio.gather(*(worker(c) for _ in range(16)))
+
+
+def _has_deadline(i: int) -> bool:
+    return i % 5 == 0
+
+
+def _create_params(i: int) -> dict[str, object]:
+    """The query of create ``i``: part of the idempotency hash, so a re-send must repeat it exactly."""
+    return {"respondent": "bob", **({"timeout": 1} if _has_deadline(i) else {})}
 
 
 def _tokens(served: serve.Served) -> dict[str, str]:
@@ -87,9 +94,9 @@ def test_kill_9_under_load_then_restart_then_answer_races(tmp_path: Path) -> Non
         with httpx.Client(base_url=again.url, headers=ha, timeout=30) as c:
             # re-send the creates whose response was lost: the idempotency key must not make a second ask
             for i in acked["unacked_creates"]:
-                r = c.post("/v1/asks", json=askdocs.a2a(f"load {i}"), params={"respondent": "bob"},
+                r = c.post("/v1/asks", json=askdocs.a2a(f"load {i}"), params=_create_params(i),
                            headers={"Idempotency-Key": f"create-{i}"})
-                assert r.status_code == 201
+                assert r.status_code == 201, r.text
             views: dict[str, dict] = {}
             cursor = None
             while True:
