@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from askgate.store.tokens import ROLES
+
+if TYPE_CHECKING:
+    from askgate.broker import Broker
+    from askgate.server.settings import Settings
 
 
 def serve(
@@ -23,17 +27,10 @@ def serve(
                                                       "approvers); requests a certificate, optional")] = None,
 ) -> None:
     """Serve the askgate HTTP API (migrates the database; prints a first admin token once)."""
-    import uvicorn
-
-    from askgate.server.app import create_app
     from askgate.server.settings import Settings
 
     settings = Settings.from_env(db_url=db, host=host, port=port, allow_http_callbacks=allow_http_callbacks,
                                  log_level=log_level)
-    token = asyncio.run(_first_admin(settings.db_url, settings.secret_key))
-    if token:
-        typer.echo("askgate: created the first admin token (shown once, store it now):", err=True)
-        typer.echo(token)
     tls: dict[str, object] = {}
     if tls_cert:
         import ssl
@@ -43,20 +40,46 @@ def serve(
         tls = {"ssl_certfile": tls_cert, "ssl_keyfile": tls_key}
         if tls_client_ca:
             tls.update(ssl_ca_certs=tls_client_ca, ssl_cert_reqs=ssl.CERT_OPTIONAL, http=PeerCertH11Protocol)
-    scheme = "https" if tls_cert else "http"
-    typer.echo(f"askgate: serving on {scheme}://{host}:{port}  (OpenAPI: /openapi.json)", err=True)
-    uvicorn.run(create_app(settings), host=host, port=port, access_log=False, log_level="warning",
-                timeout_graceful_shutdown=5, **tls)  # type: ignore[arg-type]
+    asyncio.run(_serve(settings, tls))
 
 
-async def _first_admin(db_url: str | None, secret_key: str | None) -> str | None:
+async def _serve(settings: Settings, tls: dict[str, object]) -> None:
+    """Start in the order that keeps deadlines: store, broker (its start settles every ask that fell due
+    while askgate was down, and its scheduler runs from then on), and only then the HTTP edges, whose
+    imports (FastAPI, the A2A and MCP SDKs, the inbox) take seconds and are done in a worker thread so the
+    scheduler keeps settling meanwhile."""
+    from askgate.server.wire import make_broker
     from askgate.store import Store
 
-    store = await Store.open(db_url, secret_key=secret_key)
+    store = await Store.open(settings.db_url, secret_key=settings.secret_key,
+                             sqlite_synchronous=settings.sqlite_synchronous)
     try:
-        return await store.ensure_first_admin()
+        token = await store.ensure_first_admin()
+        if token:
+            typer.echo("askgate: created the first admin token (shown once, store it now):", err=True)
+            typer.echo(token)
+        broker = make_broker(settings, store)
+        await broker.start()
+        try:
+            import uvicorn
+
+            app = await asyncio.to_thread(_build_app, settings, broker)
+            scheme = "https" if tls else "http"
+            typer.echo(f"askgate: serving on {scheme}://{settings.host}:{settings.port}  (OpenAPI: /openapi.json)",
+                       err=True)
+            config = uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False,
+                                    log_level="warning", timeout_graceful_shutdown=5, **tls)  # type: ignore[arg-type]
+            await uvicorn.Server(config).serve()
+        finally:
+            await broker.stop()
     finally:
         await store.close()
+
+
+def _build_app(settings: Settings, broker: Broker) -> Any:
+    from askgate.server.app import create_app
+
+    return create_app(settings, broker=broker)
 
 
 token_app = typer.Typer(help="API tokens (stored hashed; a token is shown once).", no_args_is_help=True)

@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from askgate.broker.plugins import BrokerPlugin
 from askgate.core.model import Respondent
 from askgate.channels.outbound import OutboundPolicy
 from askgate.server.settings import Settings
+
+if TYPE_CHECKING:
+    from askgate.broker import Broker
+    from askgate.store import Store
 
 
 def outbound_policy(settings: Settings) -> OutboundPolicy:
@@ -22,6 +28,14 @@ def wire_plugins(settings: Settings) -> list[BrokerPlugin]:
 
     policy = outbound_policy(settings)
     return [PushDelivery(policy), ServiceWebhooks(policy, dict(settings.webhook_secrets))]
+
+
+def make_broker(settings: Settings, store: Store) -> Broker:
+    """The broker ``askgate serve`` and :func:`askgate.server.app.create_app` run: one recipe for both."""
+    from askgate.broker import Broker
+
+    return Broker(store, allow_http_callbacks=settings.allow_http_callbacks, scheduler=settings.scheduler,
+                  plugins=wire_plugins(settings), directory=respondent_directory(settings))
 
 
 def respondent_directory(settings: Settings) -> dict[str, Respondent]:

@@ -18,7 +18,6 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 
 DEFAULT_SQLITE_PATH = Path(".askgate") / "askgate.db"
 
@@ -161,6 +160,8 @@ def create_engines(url: str, *, sqlite_synchronous: str = "FULL", pool_size: int
         write = InlineEngine(url, begin="BEGIN IMMEDIATE", pool_size=1, synchronous=sync, commit_in_thread=True)
         read = InlineEngine(url, begin="BEGIN", pool_size=pool_size, synchronous=sync, commit_in_thread=False)
         return Engines("sqlite", read, write)
+    from sqlalchemy.ext.asyncio import create_async_engine  # PostgreSQL only: SQLite runs inline
+
     engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=600,
                                  pool_pre_ping=True)
     return Engines("postgresql", engine, engine)

@@ -15,12 +15,11 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from askgate.store import tables as t
 from askgate.store.engine import Engines, create_engines, normalise_url
@@ -29,6 +28,9 @@ from askgate.store.group import GroupCommit
 from askgate.store.migrate import upgrade
 from askgate.store.secretbox import SecretBox, key_from_passphrase
 from askgate.store.tokens import ROLES, new_token, token_hash
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection  # PostgreSQL's; SQLite runs inline (engine.py)
 
 NOTIFY_CHANNEL = "askgate_events"
 
