@@ -122,29 +122,22 @@ def _warm_a2ui() -> None:
         A2uiCatalog.basic(version).validator()
 
 
-def create_app(settings: Settings | None = None, *, store: Store | None = None,
-               broker: Broker | None = None) -> FastAPI:
-    """The askgate HTTP app. It opens (and migrates) the store and starts a broker on start-up, unless one
-    is handed in: ``broker`` already started by the caller (``askgate serve`` starts it first, so deadlines
-    that fell due while askgate was down are settled before the HTTP edges are even imported), or ``store``.
-    Whatever is handed in is the caller's to stop."""
+def create_app(settings: Settings | None = None, *, store: Store | None = None) -> FastAPI:
+    """The askgate HTTP app. It opens (and migrates) the store on start-up unless one is handed in."""
     settings = settings or Settings.from_env()
     logs.configure(settings.log_level)
-    given = broker
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        st = given.store if given is not None else (
-            store or await Store.open(settings.db_url, secret_key=settings.secret_key,
-                                      sqlite_synchronous=settings.sqlite_synchronous))
-        if given is None:
-            from askgate.server.wire import make_broker
+        own = store is None
+        st = store or await Store.open(settings.db_url, secret_key=settings.secret_key,
+                                       sqlite_synchronous=settings.sqlite_synchronous)
+        from askgate.server.wire import respondent_directory, wire_plugins
 
-            running = make_broker(settings, st)
-            await running.start()
-        else:
-            running = given
-        app.state.store, app.state.broker = st, running
+        broker = Broker(st, allow_http_callbacks=settings.allow_http_callbacks, scheduler=settings.scheduler,
+                        plugins=wire_plugins(settings), directory=respondent_directory(settings))
+        await broker.start()
+        app.state.store, app.state.broker = st, broker
         log.info("askgate_started", backend=st.backend)
         # Build the A2UI catalogs now rather than on the first inbox page (~1.5 s of schema generation).
         warm = asyncio.create_task(asyncio.to_thread(_warm_a2ui))
@@ -152,17 +145,20 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
             yield
         finally:
             await asyncio.gather(warm, return_exceptions=True)
-            if given is None:
-                await running.stop()
-                if store is None:
-                    await st.close()
+            await broker.stop()
+            if own:
+                await st.close()
 
     app = FastAPI(title="askgate", version="0.1.0", lifespan=lifespan,
                   description="One broker for every way an AI agent stops to ask. See docs/http-api.md.")
     app.state.settings = settings
     app.state.auth_cache = _AuthCache(settings.auth_cache_seconds)
     problems.install(app)
-    app.add_middleware(problems.CrashGuard)
+    from askgate.server.hot import HotPath
+
+    app.state.authenticate = principal
+    app.add_middleware(HotPath)  # create/answer without the router and dependency solving (askgate/server/hot.py)
+    app.add_middleware(problems.CrashGuard)  # added last, so outermost: it also guards HotPath
     _routes(app, settings)
     from askgate.server.aqp_endpoint import router as aqp_router
 
@@ -253,6 +249,8 @@ def _routes(app: FastAPI, settings: Settings) -> None:  # noqa: C901 - one place
         broker = broker_of(request)
         record = await broker.answer(ask_id, doc, who=who, idempotency=idempotency_of(request, raw))
         return ViewResponse(await broker.view(record))  # type: ignore[return-value]
+
+    app.state.hot_endpoints = {"create": create_ask, "answer": answer}  # called by askgate/server/hot.py too
 
     @app.post("/v1/asks/{ask_id}/withdraw", tags=["asks"])
     async def withdraw(ask_id: str, request: Request, who: Who) -> dict[str, Any]:
