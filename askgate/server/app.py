@@ -122,22 +122,29 @@ def _warm_a2ui() -> None:
         A2uiCatalog.basic(version).validator()
 
 
-def create_app(settings: Settings | None = None, *, store: Store | None = None) -> FastAPI:
-    """The askgate HTTP app. It opens (and migrates) the store on start-up unless one is handed in."""
+def create_app(settings: Settings | None = None, *, store: Store | None = None,
+               broker: Broker | None = None) -> FastAPI:
+    """The askgate HTTP app. It opens (and migrates) the store and starts a broker on start-up, unless one
+    is handed in: ``broker`` already started by the caller (``askgate serve`` starts it first, so deadlines
+    that fell due while askgate was down are settled before the HTTP edges are even imported), or ``store``.
+    Whatever is handed in is the caller's to stop."""
     settings = settings or Settings.from_env()
     logs.configure(settings.log_level)
+    given = broker
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        own = store is None
-        st = store or await Store.open(settings.db_url, secret_key=settings.secret_key,
-                                       sqlite_synchronous=settings.sqlite_synchronous)
-        from askgate.server.wire import respondent_directory, wire_plugins
+        st = given.store if given is not None else (
+            store or await Store.open(settings.db_url, secret_key=settings.secret_key,
+                                      sqlite_synchronous=settings.sqlite_synchronous))
+        if given is None:
+            from askgate.server.wire import make_broker
 
-        broker = Broker(st, allow_http_callbacks=settings.allow_http_callbacks, scheduler=settings.scheduler,
-                        plugins=wire_plugins(settings), directory=respondent_directory(settings))
-        await broker.start()
-        app.state.store, app.state.broker = st, broker
+            running = make_broker(settings, st)
+            await running.start()
+        else:
+            running = given
+        app.state.store, app.state.broker = st, running
         log.info("askgate_started", backend=st.backend)
         # Build the A2UI catalogs now rather than on the first inbox page (~1.5 s of schema generation).
         warm = asyncio.create_task(asyncio.to_thread(_warm_a2ui))
@@ -145,9 +152,10 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
             yield
         finally:
             await asyncio.gather(warm, return_exceptions=True)
-            await broker.stop()
-            if own:
-                await st.close()
+            if given is None:
+                await running.stop()
+                if store is None:
+                    await st.close()
 
     app = FastAPI(title="askgate", version="0.1.0", lifespan=lifespan,
                   description="One broker for every way an AI agent stops to ask. See docs/http-api.md.")
