@@ -30,19 +30,19 @@ from askgate.jsonload import loads_strict
 from askgate.server import logs, problems
 from askgate.server.settings import Settings
 from askgate.store import AskQuery, Principal, Store
+from askgate.store.jsontext import dumps_bytes
 from askgate.store.tokens import ROLES
 
 log = structlog.get_logger("askgate.server")
 MAX_BODY = 1024 * 1024
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
 
 
 class ViewResponse(JSONResponse):
-    """The bytes JSONResponse renders, from one shared encoder. The hot endpoints return it directly, so
-    FastAPI skips re-encoding the view through ``jsonable_encoder`` (the view is plain JSON data already)."""
+    """The view as compact JSON (orjson: askgate/store/jsontext.py). The hot endpoints return it directly,
+    so FastAPI skips re-encoding the view through ``jsonable_encoder`` (the view is plain JSON data already)."""
 
     def render(self, content: Any) -> bytes:
-        return _ENCODER.encode(content).encode("utf-8")
+        return dumps_bytes(content)
 ANY_JSON_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {}}}}}
 
 

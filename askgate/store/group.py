@@ -25,10 +25,11 @@ from askgate.store.engine import InlineConnection, InlineEngine
 
 
 class _Group:
-    __slots__ = ("conn", "trans", "done", "changed")
+    __slots__ = ("conn", "db", "trans", "done", "changed")
 
     def __init__(self, conn: Any, trans: Any, done: asyncio.Future[None]) -> None:
         self.conn = conn
+        self.db = conn.connection.dbapi_connection  # the sqlite3 connection, inside the group's transaction
         self.trans = trans
         self.done = done
         self.changed: set[str] = set()
@@ -65,17 +66,20 @@ class GroupCommit:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
             conn = group.conn
-            conn.exec_driver_sql("SAVEPOINT askgate_unit")
+            # savepoints straight on the DB-API connection (what exec_driver_sql ran, without ~30 µs of
+            # SQLAlchemy execution context per statement, three statements per unit)
+            db = group.db
+            db.execute("SAVEPOINT askgate_unit")
             changed: set[str] = set()
             failed: BaseException | None = None
             try:
                 yield InlineConnection(conn), changed
             except BaseException as exc:
                 failed = exc
-                conn.exec_driver_sql("ROLLBACK TO SAVEPOINT askgate_unit")
-                conn.exec_driver_sql("RELEASE SAVEPOINT askgate_unit")
+                db.execute("ROLLBACK TO SAVEPOINT askgate_unit")
+                db.execute("RELEASE SAVEPOINT askgate_unit")
             else:
-                conn.exec_driver_sql("RELEASE SAVEPOINT askgate_unit")
+                db.execute("RELEASE SAVEPOINT askgate_unit")
                 group.changed |= changed
         if failed is not None:
             with contextlib.suppress(BaseException):

@@ -25,6 +25,7 @@ from askgate.store import tables as t
 from askgate.store.engine import Engines, create_engines, normalise_url
 from askgate.store import sqlite_fast as fast
 from askgate.store.group import GroupCommit
+from askgate.store.jsontext import dumps_text
 from askgate.store.migrate import upgrade
 from askgate.store.secretbox import SecretBox, key_from_passphrase
 from askgate.store.tokens import ROLES, new_token, token_hash
@@ -35,11 +36,8 @@ if TYPE_CHECKING:
 NOTIFY_CHANNEL = "askgate_events"
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)  # what json.dumps(value, <these options>) returns, without a new encoder per call
+    return dumps_text(value)  # orjson, with the standard encoder for what orjson would refuse (jsontext.py)
 
 
 def _now() -> datetime:
