@@ -249,10 +249,7 @@ class StreamParser:
         self._ph_shown: dict[Any, set[str]] = {}
         self._ph_ok: dict[Any, set[str]] = {}
         self._ph_bad: dict[Any, set[str]] = {}
-        schema_check = "_schema_v09" if self._v09 else "_schema_v08"
-        self._schema_check = getattr(self._validator, "check_schema", None) or getattr(
-            self._validator, schema_check, None
-        )
+        self._schema_valid = _schema_verdict(self._validator, self._v09)
         self._children_cache: tuple[Any, int, dict[str, bool]] = (None, 0, {})
         self._buf_version = 0
 
@@ -1242,7 +1239,7 @@ class StreamParser:
         when no id repeats and each component is valid on its own, so verdicts are cached per component
         and only changed components are validated again.
         """
-        if not self._splittable or not self._topo.is_tree or self._schema_check is None:
+        if not self._splittable or not self._topo.is_tree or self._schema_valid is None:
             self._bad_known.discard(sid)
             return self._validator.is_valid_partial(message)
         bad = self._bad.setdefault(sid, set())
@@ -1275,7 +1272,7 @@ class StreamParser:
             # one validation for all new placeholders, one by one only if the batch fails. Distinct
             # string ids, an empty child list, no path, no call: the integrity rules cannot fail on such
             # a batch, so only its schema is checked.
-            if self._schema_ok([self._message(sid, [self._placeholder(p) for p in fresh])]):
+            if self._schema_valid([self._message(sid, [self._placeholder(p) for p in fresh])]):
                 ok.update(fresh)
             else:
                 for pid in fresh:
@@ -1284,13 +1281,6 @@ class StreamParser:
                     else:
                         nok.add(pid)
                         return False
-        return True
-
-    def _schema_ok(self, messages: list[Any]) -> bool:
-        try:
-            self._schema_check(messages)
-        except ValueError:
-            return False
         return True
 
     def _single(self, sid: Any, comp: dict[str, Any]) -> dict[str, Any]:
@@ -1324,9 +1314,7 @@ class StreamParser:
         single = self._single(sid, comp)
         if raw is None:
             return self._validator.is_valid_partial(single)
-        try:
-            self._schema_check([single])
-        except ValueError:
+        if not self._schema_valid([single]):
             return False
         limits = self._limits.get(raw)
         if limits is None and _limits_trivially_ok(raw):
@@ -1358,6 +1346,33 @@ _VALUE_RES = {
 # Keywords that constrain an array as a whole; with none of them on the way to the components list, an
 # update is valid exactly when each of its components is (so verdicts can be cached per component).
 _ARRAY_WIDE = ("uniqueItems", "maxItems", "contains", "prefixItems", "unevaluatedItems", "minContains", "maxContains")
+
+
+def _schema_verdict(validator: Any, v09: bool) -> Callable[[list[Any]], bool] | None:
+    """The validator's schema verdict on a list of messages, as a boolean (None: not available).
+
+    The same decision as its schema step (``_schema_v09`` / ``_schema_v08``, which raise exactly when
+    these return False) without the error report that step builds before raising: each rejected
+    component (a cut one, say) would otherwise pay for jsonschema's full error walk two or three times.
+    """
+    if v09:
+        message_ok = getattr(validator, "_message_ok", None)
+        if message_ok is None:
+            return None
+        check: Callable[[list[Any]], bool] = lambda messages: all(map(message_ok, messages))  # noqa: E731
+    else:
+        whole_ok = getattr(getattr(validator, "_whole", None), "is_valid", None)
+        if whole_ok is None:
+            return None
+        check = whole_ok
+
+    def verdict(messages: list[Any]) -> bool:
+        try:
+            return bool(check(messages))
+        except ValueError:  # e.g. an explanation over the step budget: the schema step rejects it too
+            return False
+
+    return verdict
 
 
 def _patched_dump(dump: str, child: Any, slots: int) -> str | None:
