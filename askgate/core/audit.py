@@ -146,7 +146,8 @@ def chain_entry(
         if key in RESERVED:
             raise ValueError(f"audit data may not set the ContextEntry member {key!r}")
         if value is not None:
-            _check_no_secrets(value, key)
+            if not _orjson_safe(value):  # plain JSON types only (exact types): no SecretStr can hide in it
+                _check_no_secrets(value, key)
             entry[key] = value
     if previous_hash is not None:
         _raw(previous_hash)

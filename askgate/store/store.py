@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -425,8 +425,23 @@ class Store:
         self._box: SecretBox | None = None
         self._listeners: list[Callable[[set[str]], None]] = []
         self._group: GroupCommit | None = None
+        self._hot_read: Any = None  # SQLite: one pooled connection kept for the raw reads (see _raw_read)
         if self.backend == "sqlite":
             self._group = GroupCommit(engines.write, self._committed)
+
+    @contextmanager
+    def _raw_read(self) -> Iterator[Any]:
+        """The sqlite3 connection for the raw hot-path reads. Each use runs synchronously on the event loop
+        (no await inside), so one connection serves them all; in autocommit mode every statement is its own
+        read snapshot, as with a fresh pooled connection, without a pool check-out and check-in per read."""
+        if self._hot_read is None:
+            self._hot_read = self._engines.read.sync_engine.raw_connection()
+        try:
+            yield self._hot_read.dbapi_connection
+        except BaseException:
+            held, self._hot_read = self._hot_read, None
+            held.close()  # back to the pool, which resets it (no statement left open); the next read takes another
+            raise
 
     def _committed(self, changed: set[str]) -> None:
         for listener in self._listeners:
@@ -445,6 +460,9 @@ class Store:
     async def close(self) -> None:
         if self._group is not None:
             await self._group.close()
+        if self._hot_read is not None:
+            self._hot_read.close()  # back to the pool, which dispose() then closes
+            self._hot_read = None
         await self._engines.dispose()
 
     @property
@@ -518,7 +536,7 @@ class Store:
 
     async def get_ask(self, ask_id: str) -> AskRow | None:
         if self._group is not None:
-            with self._engines.read.raw() as db:
+            with self._raw_read() as db:
                 raw = fast.get_ask_row(db, ask_id)
             return _from_tuple(raw, tuple(sorted(json.loads(raw[12])))) if raw is not None else None
         async with self._engines.read.connect() as conn:
@@ -558,7 +576,7 @@ class Store:
     async def next_wake(self) -> datetime | None:
         """The earliest wake time of any live ask (the scheduler sleeps until then)."""
         if self._group is not None:
-            with self._engines.read.raw() as db:
+            with self._raw_read() as db:
                 return fast.next_wake(db)
         async with self._engines.read.connect() as conn:
             return (await conn.execute(
@@ -603,7 +621,7 @@ class Store:
         if not ids:
             return {}
         if self._group is not None:
-            with self._engines.read.raw() as db:
+            with self._raw_read() as db:
                 return fast.consent_map(db, ids)
         async with self._engines.read.connect() as conn:
             res = await conn.execute(sa.select(t.consent_grants).where(t.consent_grants.c.respondent_id.in_(ids)))
@@ -664,7 +682,7 @@ class Store:
 
     async def principal_for_token(self, token: str) -> Principal | None:
         if self._group is not None:
-            with self._engines.read.raw() as db:
+            with self._raw_read() as db:
                 found = fast.principal_for_token_hash(db, token_hash(token))
             return Principal(found[0], found[1]) if found else None
         async with self._engines.read.connect() as conn:
@@ -730,7 +748,7 @@ class Store:
         if not ids:
             return []
         if self._group is not None:  # every terminal ask comes through here: the raw path
-            with self._engines.read.raw() as db:
+            with self._raw_read() as db:
                 return [Callback(i, a, u, fast.dt_in(d), n) for i, a, u, d, n in fast.pending_callbacks_for(db, ids)]
         q = (sa.select(t.callbacks).where(t.callbacks.c.ask_id.in_(ids), t.callbacks.c.delivered_at.is_(None))
              .order_by(t.callbacks.c.id))
