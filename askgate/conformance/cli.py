@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from askgate.conformance.runner import RunReport, run_suites
+if TYPE_CHECKING:
+    from askgate.conformance.runner import RunReport
 
 conformance_app = typer.Typer(
     name="conformance",
@@ -51,6 +52,8 @@ def run(
 ) -> None:
     """Run every case in SUITE files; exit 1 on any failure or when no case was collected."""
     try:
+        from askgate.conformance.runner import run_suites  # on use: every other command starts faster
+
         report = run_suites(suites)
     except Exception as exc:  # noqa: BLE001 - never a traceback at the CLI edge
         typer.echo(f"askgate conformance: internal error: {type(exc).__name__}: {exc}", err=True)
