@@ -14,6 +14,14 @@ from askgate.store import Store
 from askgate.store.migrate import HEAD, MIGRATIONS
 
 
+def _open_and_close(url: str) -> None:
+    async def run() -> None:
+        store = await Store.open(url)
+        await store.close()
+
+    asyncio.run(run())
+
+
 def test_head_is_the_newest_shipped_revision() -> None:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
@@ -22,35 +30,25 @@ def test_head_is_the_newest_shipped_revision() -> None:
 
 def test_new_database_is_migrated_and_reopened_at_head(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'a.db'}"
-
-    async def open_close() -> None:
-        store = await Store.open(url)
-        await store.close()
-
-    asyncio.run(open_close())
+    _open_and_close(url)
     db = sqlite3.connect(tmp_path / "a.db")
     assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "asks" in tables
     db.close()
-    asyncio.run(open_close())  # the shortcut path: already at HEAD
+    _open_and_close(url)  # the shortcut path: already at HEAD
 
 
 def test_database_behind_head_is_migrated(tmp_path: Path) -> None:
     """A schema that records no revision (as before the first migration) is brought to HEAD, not trusted."""
     url = f"sqlite:///{tmp_path / 'b.db'}"
-
-    async def open_close() -> None:
-        store = await Store.open(url)
-        await store.close()
-
-    asyncio.run(open_close())
+    _open_and_close(url)
     db = sqlite3.connect(tmp_path / "b.db")
     for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
         db.execute(f'DROP TABLE "{name}"')
     db.commit()
     db.close()
-    asyncio.run(open_close())
+    _open_and_close(url)
     db = sqlite3.connect(tmp_path / "b.db")
     assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
     assert "asks" in {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
