@@ -12,12 +12,15 @@ still streaming, and gets back the rewritten copy plus what it depended on (so i
 from __future__ import annotations
 
 import re
+from itertools import compress
+from operator import not_
 from typing import Any, Callable, Container, Mapping
 
 from askgate.a2ui.integrity import catalog_components
 
 __all__ = [
     "CHILD_FIELDS",
+    "PlaceholderIds",
     "Processed",
     "acceptable_partial",
     "has_empty_dict",
@@ -107,6 +110,26 @@ def acceptable_partial(comp: Mapping[str, Any], required: Mapping[str, set[str]]
     return True
 
 
+class PlaceholderIds(dict[str, str]):
+    """String child id -> ``"loading_" + id``, kept across calls.
+
+    A children list is rewritten again at every chunk while it streams; reusing the placeholder strings
+    (their hashes cached) instead of building thousands of new ones makes the rewrite C-level look-ups.
+    """
+
+    def __missing__(self, child: str) -> str:
+        pid = self[child] = "loading_" + child
+        return pid
+
+
+def _all_str(items: list[Any]) -> bool:
+    """Every item is exactly a ``str`` (a C-level pass over the item types)."""
+    return {*map(type, items)} <= _STR_ONLY
+
+
+_STR_ONLY = frozenset({str})
+
+
 def _copy(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
@@ -177,13 +200,16 @@ def process_component(
     v09: bool,
     children_open: Callable[[str], bool],
     copy: dict[str, Any] | None = None,
+    pids: PlaceholderIds | None = None,
 ) -> Processed:
-    """Rewrite a copy of ``comp`` for display (``copy``: a fresh deep copy to use instead).
+    """Rewrite a copy of ``comp`` for display (``copy``: a fresh deep copy to use instead; ``pids``: a
+    placeholder-id cache shared between calls).
 
     ``children_open(field)`` tells whether the JSON still streaming has an open ``"<field>": [`` list:
     an empty children list then gets a ``loading_children_<id>`` placeholder instead of staying empty.
     """
     out = copy if copy is not None else _copy(comp)
+    loading = (pids if pids is not None else PlaceholderIds()).__getitem__
     comp_id = out.get("id", "unknown")
     placeholders: dict[str, None] = {}
     missing: set[Any] = set()
@@ -206,26 +232,29 @@ def process_component(
             shared.add(pid)
 
     def shown_list(value: list[Any], path: tuple[Any, ...]) -> list[Any]:
+        # Children lists grow to thousands of ids: the common cases run as C-level map()s, not loops.
         try:
-            flags = [c in seen for c in value]
+            flags = list(map(seen.__contains__, value))
         except TypeError:
             flags = [_is_seen(c, seen) for c in value]
+        all_str = _all_str(value)
         if all(flags):
             kept = list(value)
-            if all(c.__class__ is str for c in value):
+            if all_str:
                 flat.add(id(kept))
             return kept
         lists.append((path, value))
-        if all(c.__class__ is str for c in value):
+        if all_str:
             # Fast path (child ids are strings): "loading_" + id is one-to-one, so only ids coming from
             # non-string children elsewhere can collide; those are checked at the end.
             if any(flags):
-                absent = [c for c, f in zip(value, flags) if not f]
-                out = [c if f else "loading_" + c for c, f in zip(value, flags)]
+                absent = list(compress(value, map(not_, flags)))
+                out = [c if f else loading(c) for c, f in zip(value, flags)]
+                placeholders.update(dict.fromkeys(map(loading, absent)))
             else:
                 absent = value
-                out = ["loading_" + c for c in value]
-            placeholders.update(dict.fromkeys(["loading_" + c for c in absent]))
+                out = list(map(loading, value))
+                placeholders.update(dict.fromkeys(out))
             missing.update(absent)
             string_pids.update(absent)
             flat.add(id(out))

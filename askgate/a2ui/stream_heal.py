@@ -20,6 +20,9 @@ CUTTABLE_KEYS = frozenset({"literalString", "valueString", "label", "hint", "cap
 # Tokens that change the scanner state: an escape (backslash plus the next character, anywhere), a
 # quote, a bracket.
 _TOKENS = re.compile(r'\\.|["{}\[\]]', re.S)
+_BRACKETS = re.compile(r"[{}\[\]]")
+# Opening bracket -> its closer, for str.translate.
+_CLOSERS = str.maketrans("{[", "}]")
 # The key right before the colon that precedes the open string.
 _KEY_BEFORE_COLON = re.compile(r'"([^"]+)"\s*:\s*$')
 # A data-model entry's key, looked for in the last 200 characters before the open string.
@@ -44,6 +47,17 @@ class HealScan:
         self.skip = False  # the previous scan ended on a backslash: the next character is escaped
 
     def advance(self, text: str) -> None:
+        """Scan what ``text`` (the fragment, grown at its end) holds beyond what was scanned before."""
+        start = self.scanned
+        if start >= len(text):
+            return
+        if not self.skip and "\\" not in text[start:]:
+            self._advance_plain(text, start)
+        else:
+            self._advance_tokens(text)
+
+    def _advance_tokens(self, text: str) -> None:
+        """The general scan, token by token (escapes anywhere, quotes, brackets)."""
         start = self.scanned
         if start >= len(text):
             return
@@ -71,6 +85,28 @@ class HealScan:
         # A backslash left unpaired at the end escapes the first character of the next scan.
         end = len(text)
         self.skip = text.endswith("\\") and end - 1 >= start and last_escape_end != end
+        self.scanned = len(text)
+
+    def _advance_plain(self, text: str, start: int) -> None:
+        """:meth:`advance` over new text without a backslash: every quote toggles, so the text splits at
+        quotes into pieces alternately outside and inside strings, and only the brackets of the outside
+        pieces (in order) move the stack. Same result as the token loop, in a few C-level passes."""
+        pieces = text[start:].split('"')
+        quotes = len(pieces) - 1
+        outside = pieces[1::2] if self.in_string else pieces[0::2]
+        openers = self.openers
+        for tok in _BRACKETS.findall("".join(outside)):
+            if tok in "{[":
+                openers.append(tok)
+            elif openers:
+                openers.pop()
+        if quotes:
+            last = text.rfind('"', start)
+            self.in_string ^= quotes % 2 == 1
+            if self.in_string:  # the last quote opened a string
+                self.last_open = last
+            elif quotes >= 2:  # the last quote closed the string the one before it opened
+                self.last_open = text.rfind('"', start, last)
         self.scanned = len(text)
 
 
@@ -108,7 +144,7 @@ def heal_fragment(fragment: str, scan: HealScan | None = None) -> str:
     if fixed.endswith(","):
         fixed = fixed[:-1].rstrip()
     if openers:
-        fixed += "".join("}" if o == "{" else "]" for o in reversed(openers))
+        fixed += "".join(reversed(openers)).translate(_CLOSERS)
     return fixed
 
 

@@ -55,10 +55,8 @@ class Topology:
         old = self.refs.get(cid)
         self.refs[cid] = new
         self._self_ref.pop(cid, None)
-        for ref, field in pairs:
-            if ref == cid:
-                self._self_ref[cid] = field
-                break
+        if cid in new:  # ids are JSON scalars: "in" finds the same first match as ==
+            self._self_ref[cid] = pairs[new.index(cid)][1]
         if not self._tree or old == new and cid in self.reach:
             return
         if cid in self.reach:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left, bisect_right
+from itertools import filterfalse
 from json.encoder import c_make_encoder, encode_basestring_ascii
 from typing import Any, Callable
 
@@ -32,6 +33,7 @@ from askgate.a2ui.integrity import check_limits_and_paths, component_ref_fields
 from askgate.a2ui.parts import ResponsePart
 from askgate.a2ui.stream_components import (
     CHILD_FIELDS,
+    PlaceholderIds,
     Processed,
     acceptable_partial,
     patch_component,
@@ -244,6 +246,7 @@ class StreamParser:
         self._bad_known: set[Any] = set()
         self._verdicts: dict[tuple[Any, str], bool] = {}
         self._limits: dict[str, bool] = {}
+        self._pids = PlaceholderIds()
         self._ph_comp: dict[str, dict[str, Any]] = {}
         self._ph_dump: dict[str, str] = {}
         self._ph_shown: dict[Any, set[str]] = {}
@@ -328,6 +331,7 @@ class StreamParser:
     def _reset_terms(self) -> None:
         self._quote_terms = {t: [] for t in ('"surfaceId"', '"root"', '"components"', f'"{self._dm_type}"')}
         self._colon_terms = {f'"{t}":': [] for t in self._types}
+        self._kind_terms = [(t, self._colon_terms[f'"{t}":']) for t in self._types]
         self._values = {"surfaceId": [], "root": []}
         self._latest_dirty = {"surfaceId", "root"}
         self._latest_value: dict[str, str | None] = {}
@@ -339,6 +343,7 @@ class StreamParser:
         when the machine would append each of them; textual facts are recorded as quotes and colons go by.
         """
         i, n = 0, len(s)
+        opened_at = -1  # where in ``s`` the open string began (-1: in an earlier chunk)
         buf, stack = self._buf, self._stack
         append = buf.append
         while i < n:
@@ -391,7 +396,7 @@ class StreamParser:
                         if j == 0 or s[j - 1] in _TERM_ENDS:
                             self._on_quote(s, j)
                         if self._str_escaped or (buf.length - self._str_start - 2) in _KEY_LENGTHS:
-                            self._on_string_closed()
+                            self._on_string_closed(s[opened_at + 1 : j] if opened_at >= 0 else None)
                         if self._latest_dirty:  # a surfaceId / root value may have just completed
                             self._sniff_due = True
                 elif c == "\\":
@@ -402,6 +407,7 @@ class StreamParser:
                 self._in_str = True
                 self._esc = False
                 self._str_escaped = False
+                opened_at = j
                 if stack:
                     self._str_start = buf.length - 1
                     if j == 0 or s[j - 1] in _TERM_ENDS:
@@ -450,31 +456,41 @@ class StreamParser:
         """A quote (``s[j]``) was appended: record terms ending here (``"surfaceId"``, ``"root"`` ...).
 
         The buffer ends with ``s[:j + 1]`` as far back as the current chunk's appended run goes; near the
-        chunk start the buffer's own tail is used.
+        chunk start the buffer's own tail is used. A term holds exactly two quotes, at its ends, so the
+        only candidate is the text from the previous quote: one dictionary look-up for all terms.
         """
-        end = self._buf.length
-        tail = s if j >= 20 else self._buf.tail(20)
-        stop = j + 1 if j >= 20 else len(tail)
-        for term, found in self._quote_terms.items():
-            if tail.endswith(term, 0, stop):
-                pos = end - len(term)
-                found.append(pos)
-                key = term[1:-1]
-                if key in self._values:
-                    self._values[key].append(_Value(pos))
-                    self._latest_dirty.add(key)
+        if j >= 20:
+            term = _quoted_before(s, j + 1, 20)
+        else:
+            tail = self._buf.tail(20)
+            term = _quoted_before(tail, len(tail), 20)
+        found = self._quote_terms.get(term) if term else None
+        if found is not None:
+            pos = self._buf.length - len(term)
+            found.append(pos)
+            key = term[1:-1]
+            values = self._values.get(key)
+            if values is not None:
+                values.append(_Value(pos))
+                self._latest_dirty.add(key)
 
     def _on_colon(self, s: str, j: int) -> None:
-        end = self._buf.length
-        tail = s if j >= 22 else self._buf.tail(22)
-        stop = j + 1 if j >= 22 else len(tail)
-        for term, found in self._colon_terms.items():
-            if tail.endswith(term, 0, stop):
-                found.append(end - len(term))
-                self._sniff_due = True
+        """A colon right after a quote (``s[j]``) was appended: record a message kind written as a key."""
+        if j >= 22:
+            term = _quoted_before(s, j, 22)
+        else:
+            tail = self._buf.tail(22)
+            term = _quoted_before(tail, len(tail) - 1, 22)
+        found = self._colon_terms.get(term + ":") if term else None
+        if found is not None:
+            found.append(self._buf.length - len(term) - 1)
+            self._sniff_due = True
 
-    def _on_string_closed(self) -> None:
-        """Note the keys that matter (``id``, ``component``, the data-model kind) in the open object."""
+    def _on_string_closed(self, raw: str | None) -> None:
+        """Note the keys that matter (``id``, ``component``, the data-model kind) in the open object.
+
+        ``raw``: the string's characters when it opened in the current chunk (else read from the buffer).
+        """
         top = self._stack[-1]
         if top[0] != "{" or self._str_start < 0:
             return
@@ -483,7 +499,8 @@ class StreamParser:
             return
         if raw_len < 0 or raw_len > 120:
             return
-        raw = self._buf.tail(raw_len + 1)[:-1]
+        if raw is None:
+            raw = self._buf.tail(raw_len + 1)[:-1]
         text = raw
         if self._str_escaped:
             try:
@@ -566,13 +583,22 @@ class StreamParser:
         if not self._sniff_due:
             return
         self._sniff_due = False
-        self._set_surface(self._latest("surfaceId"))
-        root = self._latest("root")
+        dirty = self._latest_dirty
+        if dirty:
+            self._set_surface(self._latest("surfaceId"))
+            root = self._latest("root")
+        else:  # what _latest would return from its cache
+            self._set_surface(self._latest_value.get("surfaceId"))
+            root = self._latest_value.get("root")
         if root is not None:
             self._set_root(root)
-        for kind in self._types:
-            if self._colon_terms[f'"{kind}":']:
-                self._add_msg_type(kind)
+        msg_types = self._msg_types
+        for kind, found in self._kind_terms:
+            if found:
+                if kind not in msg_types:
+                    msg_types.append(kind)
+                if kind in _ACTIVE_SETTERS:
+                    self._active = kind
 
     def _children_open(self, field: str) -> bool:
         """Whether the text after the last ``"<field>"`` opens a list before closing one."""
@@ -1180,7 +1206,7 @@ class StreamParser:
             shown = Processed(self._seen[cid], [], set(), False, set(), {}, [])
         else:
             copy = json.loads(raw) if raw is not None else None
-            shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open, copy)
+            shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open, copy, self._pids)
         dump = _dump_sorted(shown.comp)
         old = self._proc.get(cid)
         if old is None or old[1] != dump:
@@ -1214,7 +1240,7 @@ class StreamParser:
         if extras and not (synced is not None and synced[0] == sid and synced[1] is extras):
             shown = self._ph_shown.get(sid, set())
             if not shown.issuperset(extras):
-                changed_ph = [pid for pid in extras if pid not in shown]
+                changed_ph = list(filterfalse(shown.__contains__, extras))
         if dup:  # an id shown both as a component and as a placeholder
             for pid in extras:
                 if pid in reach:
@@ -1267,7 +1293,7 @@ class StreamParser:
             nok = self._ph_bad.setdefault(sid, set())
             if not nok.isdisjoint(extras):
                 return False
-            fresh = [pid for pid in extras if pid not in ok]
+            fresh = list(filterfalse(ok.__contains__, extras))
             # Placeholders hold no references, so a batch of them is valid exactly when each one is:
             # one validation for all new placeholders, one by one only if the batch fails. Distinct
             # string ids, an empty child list, no path, no call: the integrity rules cannot fail on such
@@ -1346,6 +1372,13 @@ _VALUE_RES = {
 # Keywords that constrain an array as a whole; with none of them on the way to the components list, an
 # update is valid exactly when each of its components is (so verdicts can be cached per component).
 _ARRAY_WIDE = ("uniqueItems", "maxItems", "contains", "prefixItems", "unevaluatedItems", "minContains", "maxContains")
+
+
+def _quoted_before(text: str, end: int, window: int) -> str:
+    """``text[k:end]`` where ``text[end - 1]`` is a quote and ``k`` is the quote before it, looked for
+    in the last ``window`` characters only ("" when there is none)."""
+    k = text.rfind('"', max(0, end - window), end - 1)
+    return text[k:end] if k >= 0 else ""
 
 
 def _schema_verdict(validator: Any, v09: bool) -> Callable[[list[Any]], bool] | None:
