@@ -142,17 +142,29 @@ def chain_entry(
         entry["timestamp"] = _timestamp(timestamp)
     if request_hash is not None:
         entry["request_hash"] = request_hash
+    # plain: every member is an exact str, every key a BMP-only str, every data value _orjson_safe, so
+    # canonical(entry) would take orjson; hashing it here saves a copy of the entry and a second walk
+    plain = all(type(v) is str for v in entry.values())
     for key, value in (data or {}).items():
         if key in RESERVED:
             raise ValueError(f"audit data may not set the ContextEntry member {key!r}")
         if value is not None:
-            if not _orjson_safe(value):  # plain JSON types only (exact types): no SecretStr can hide in it
+            if _orjson_safe(value):  # plain JSON types only (exact types): no SecretStr can hide in it
+                plain = plain and type(key) is str and (key.isascii() or max(key) < _NON_BMP)
+            else:
+                plain = False
                 _check_no_secrets(value, key)
             entry[key] = value
+    raw_previous = _raw(previous_hash)
+    digest = None
+    if plain:  # the entry has neither hash member yet: it is exactly what entry_hash would hash
+        try:
+            digest = hashlib.sha256(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS) + raw_previous).hexdigest()
+        except orjson.JSONEncodeError:
+            pass  # e.g. a lone surrogate: entry_hash below decides, as it always did
     if previous_hash is not None:
-        _raw(previous_hash)
         entry["previous_hash"] = previous_hash
-    entry["entry_hash"] = entry_hash(entry, previous_hash)
+    entry["entry_hash"] = digest if digest is not None else entry_hash(entry, previous_hash)
     return entry
 
 

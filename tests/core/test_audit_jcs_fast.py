@@ -6,8 +6,10 @@ lone surrogates, tuples, str/int/dict subclasses, non-string keys, deep nesting)
 from __future__ import annotations
 
 import enum
+import hashlib
 from typing import Any
 
+import pytest
 import rfc8785
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -120,3 +122,31 @@ def test_entry_hash_unchanged_by_the_fast_path(monkeypatch: Any) -> None:
     fast = audit.entry_hash(entry, None)
     monkeypatch.setattr(audit, "_orjson_safe", lambda _v: False)
     assert audit.entry_hash(entry, None) == fast
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.dictionaries(keys.filter(lambda k: k not in audit.RESERVED), values, max_size=4),
+       st.sampled_from([None, "a" * 64, "0123456789abcdef" * 4]), st.sampled_from([None, "r", "\U0001f600"]))
+def test_chain_entry_hash_equals_entry_hash(data: dict[str, Any], previous: str | None,
+                                            request_hash: str | None) -> None:
+    """chain_entry hashes plain entries itself: the result must equal entry_hash's (the verifier's)."""
+    try:
+        entry = audit.chain_entry(entry_id="e", step_id="s", step_type="t", timestamp="2026-01-01T00:00:00Z",
+                                  data=data, previous_hash=previous, request_hash=request_hash)
+    except ValueError:
+        with pytest.raises(ValueError):  # refused exactly when the reference cannot hash it
+            body = {"entry_id": "e", "step_id": "s", "step_type": "t", "timestamp": "2026-01-01T00:00:00Z",
+                    **({"request_hash": request_hash} if request_hash else {}),
+                    **{k: v for k, v in data.items() if v is not None}}
+            rfc8785_or_value_error(body)
+        return
+    assert entry["entry_hash"] == audit.entry_hash(entry, previous)
+    reference_body = {k: v for k, v in entry.items() if k not in audit.HASH_FIELDS}
+    expected = reference(reference_body)
+    assert expected is not ValueError
+    assert entry["entry_hash"] == hashlib.sha256(expected + (bytes.fromhex(previous) if previous else b"")).hexdigest()
+
+
+def rfc8785_or_value_error(value: Any) -> None:
+    if reference(value) is ValueError:
+        raise ValueError("not canonicalisable")
