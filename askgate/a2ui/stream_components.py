@@ -17,12 +17,14 @@ from operator import not_
 from typing import Any, Callable, Container, Mapping
 
 from askgate.a2ui.integrity import catalog_components
+from askgate.a2ui.stream_growth import GROWTH_MIN, all_str, appended_strings, list_at, with_list
 
 __all__ = [
     "CHILD_FIELDS",
     "PlaceholderIds",
     "Processed",
     "acceptable_partial",
+    "grow_component",
     "has_empty_dict",
     "placeholder_body",
     "process_component",
@@ -120,14 +122,6 @@ class PlaceholderIds(dict[str, str]):
     def __missing__(self, child: str) -> str:
         pid = self[child] = "loading_" + child
         return pid
-
-
-def _all_str(items: list[Any]) -> bool:
-    """Every item is exactly a ``str`` (a C-level pass over the item types)."""
-    return {*map(type, items)} <= _STR_ONLY
-
-
-_STR_ONLY = frozenset({str})
 
 
 def _copy(value: Any) -> Any:
@@ -237,14 +231,14 @@ def process_component(
             flags = list(map(seen.__contains__, value))
         except TypeError:
             flags = [_is_seen(c, seen) for c in value]
-        all_str = _all_str(value)
+        strings = all_str(value)
         if all(flags):
             kept = list(value)
-            if all_str:
+            if strings:
                 flat.add(id(kept))
             return kept
         lists.append((path, value))
-        if all_str:
+        if strings:
             # Fast path (child ids are strings): "loading_" + id is one-to-one, so only ids coming from
             # non-string children elsewhere can collide; those are checked at the end.
             if any(flags):
@@ -354,3 +348,53 @@ def patch_component(shown: Processed, child: Any) -> Processed | None:
     shown._where = None
     shown.missing = set()
     return Processed(comp, placeholders, missing, False, shown.shared, {}, [], where)
+
+
+def grow_component(
+    shown: Processed, src: Any, comp: Any, raw: str, seen: Container[Any], v09: bool, pids: PlaceholderIds
+) -> tuple[Processed, list[Any]] | None:
+    """``process_component(comp)`` derived from ``shown`` (= ``process_component(src)``, still current:
+    no child of it arrived since), with the children that became missing; None when that is not safe.
+
+    Safe when ``comp`` is ``src`` with string ids appended to one long children list and the text holds
+    no other child field (so that list is the only source of placeholders, in order), no escape, and for
+    v0.8 no data path (those are rewritten elsewhere in the component).
+    """
+    if shown.buffer_dependent or shown.shared or "\\u" in raw or (not v09 and '"path"' in raw):
+        return None
+    growth = appended_strings(src, comp)
+    if growth is None:
+        return None
+    path, keep = growth
+    if keep < GROWTH_MIN or path[-1] not in _LIST_FIELDS:
+        return None
+    for name in CHILD_FIELDS:
+        if raw.count(f'"{name}"') != path.count(name):
+            return None
+    before, written = list_at(shown.comp, path), list_at(src, path)
+    if type(before) is not list or len(before) != len(written):
+        return None
+    value = list_at(comp, path)
+    tail = value[keep:]
+    missing = shown.missing
+    placeholders = shown.placeholders
+    gone = None  # the replaced last id (a cut one), when its placeholder goes away with it
+    if keep < len(written):
+        last = written[-1]
+        if last in missing and last not in value[:keep]:
+            # Its placeholder came first at the old end, so it is the last one: drop it (the tail adds
+            # it back in order if the id is still there).
+            if not placeholders or placeholders[-1] != pids[last]:
+                return None
+            placeholders = placeholders[:-1]
+            gone = last
+    fresh = [c for c in dict.fromkeys(tail) if c not in seen and (c not in missing or c == gone)]
+    out = with_list(shown.comp, path, before[:keep] + [c if c in seen else pids[c] for c in tail])
+    # The old state is only ever replaced by this one, so its missing set moves on instead of being copied.
+    if gone is not None:
+        missing.discard(gone)
+    missing.update(fresh)
+    shown.missing = set()
+    shown._where = None
+    placeholders = placeholders + [pids[c] for c in fresh]
+    return Processed(out, placeholders, missing, False, set(), {}, [(path, value)] if missing else []), fresh

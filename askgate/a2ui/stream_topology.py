@@ -47,16 +47,27 @@ class Topology:
 
     # ---- updates --------------------------------------------------------------------------------
 
-    def update(self, cid: Any, comp: Mapping[str, Any], seen: Mapping[Any, Any]) -> None:
-        """``seen[cid]`` now holds ``comp`` (new or changed); refresh its references."""
+    def update(
+        self, cid: Any, comp: Mapping[str, Any], seen: Mapping[Any, Any], only_list: tuple[str, list[Any]] | None = None
+    ) -> None:
+        """``seen[cid]`` now holds ``comp`` (new or changed); refresh its references.
+
+        ``only_list``: (field, ids) when the caller knows every reference of ``comp`` is one of these
+        string ids, all from that field (see :meth:`sole_list_field`): no walk over the component.
+        """
         self._seen = seen
-        pairs = self._index.refs(comp)
-        new = [ref for ref, _ in pairs]
         old = self.refs.get(cid)
-        self.refs[cid] = new
         self._self_ref.pop(cid, None)
-        if cid in new:  # ids are JSON scalars: "in" finds the same first match as ==
-            self._self_ref[cid] = pairs[new.index(cid)][1]
+        if only_list is not None:
+            field, new = only_list[0], list(only_list[1])
+            if cid in new:
+                self._self_ref[cid] = field
+        else:
+            pairs = self._index.refs(comp)
+            new = [ref for ref, _ in pairs]
+            if cid in new:  # ids are JSON scalars: "in" finds the same first match as ==
+                self._self_ref[cid] = pairs[new.index(cid)][1]
+        self.refs[cid] = new
         if not self._tree or old == new and cid in self.reach:
             return
         if cid in self.reach:
@@ -68,6 +79,14 @@ class Topology:
                 self._tree = False
             else:
                 self._explore(cid, self._pdepth[cid])
+
+    def sole_list_field(self, probe: Mapping[str, Any], marker: str) -> str | None:
+        """The field name when ``marker`` is the only reference found in ``probe`` (a component whose
+        list of string ids was replaced by ``[marker]``): then that list holds all its references."""
+        pairs = self._index.refs(probe)
+        if len(pairs) == 1 and pairs[0][0] is marker:
+            return pairs[0][1]
+        return None
 
     def _changed_refs(self, cid: Any, old: list[Any], new: list[Any]) -> None:
         keep = len(old)

@@ -36,11 +36,13 @@ from askgate.a2ui.stream_components import (
     PlaceholderIds,
     Processed,
     acceptable_partial,
+    grow_component,
     patch_component,
     placeholder_body,
     process_component,
     required_fields,
 )
+from askgate.a2ui.stream_growth import GROWTH_MIN, appended_strings, list_at, with_list
 from askgate.a2ui.stream_heal import HealScan, heal_fragment
 from askgate.a2ui.stream_topology import Topology
 
@@ -226,6 +228,7 @@ class StreamParser:
         self._topology_dirty = False
         # Shown-component cache.
         self._proc: dict[Any, tuple[Processed, str]] = {}
+        self._shown_src: dict[Any, Any] = {}  # cid -> the seen version its shown form was made from
         self._stale: set[Any] = set()
         self._waiting: dict[Any, set[Any]] = {}
         self._patches: dict[Any, list[Any]] = {}
@@ -805,13 +808,26 @@ class StreamParser:
                 self._seen[cid] = comp
                 self._raw[cid] = raw
                 return
+        only = self._grown_refs(cid, self._seen[cid], comp) if known else None
         self._seen[cid] = comp
         self._raw[cid] = raw
         self._stale.add(cid)
-        self._topo.update(cid, comp, self._seen)
+        self._topo.update(cid, comp, self._seen, only)
         if not known:
             for waiting in self._waiting.pop(cid, ()):
                 self._patches.setdefault(waiting, []).append(cid)
+
+    def _grown_refs(self, cid: Any, old: Any, comp: Any) -> tuple[str, list[Any]] | None:
+        """(field, ids) when ``comp`` is ``old`` with ids appended to a long list that holds all its
+        references: the topology then takes the list as is instead of walking the component."""
+        if len(self._topo.refs.get(cid, ())) < GROWTH_MIN:
+            return None
+        growth = appended_strings(old, comp)
+        if growth is None:
+            return None
+        path = growth[0]
+        field = self._topo.sole_list_field(with_list(comp, path, [_MARKER]), _MARKER)
+        return (field, list_at(comp, path)) if field is not None else None
 
     def _handle_complete(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
         return self._complete_v09(obj, parts) if self._v09 else self._complete_v08(obj, parts)
@@ -1107,8 +1123,7 @@ class StreamParser:
         """Bring the shown form of every reachable component up to date; return the placeholder ids."""
         todo = (self._stale & reach) | (self._bufdep & reach)
         for cid in todo:
-            self._patches.pop(cid, None)
-            self._reprocess(cid)
+            self._reprocess(cid, self._patches.pop(cid, None) is not None)
         self._stale -= todo
         if self._patches:
             for cid in [c for c in self._patches if c in reach]:
@@ -1191,8 +1206,19 @@ class StreamParser:
             self._ph_dump[pid] = _dump_sorted(comp)
         return comp
 
-    def _reprocess(self, cid: Any) -> None:
+    def _reprocess(self, cid: Any, patched: bool = True) -> None:
+        """Make the shown form of ``cid`` from its latest version (``patched``: children of it arrived
+        since its shown form was made, so that form cannot be extended)."""
         raw = self._raw.get(cid)
+        comp = self._seen[cid]
+        old = self._proc.get(cid)
+        src = self._shown_src.get(cid)
+        self._shown_src[cid] = comp
+        if old is not None and src is not None and raw is not None and not patched:
+            grown = grow_component(old[0], src, comp, raw, self._seen, self._v09, self._pids)
+            if grown is not None:
+                self._store(cid, grown[0], old, grown[1])
+                return
         plain = False
         if raw is not None:
             plain = True
@@ -1203,21 +1229,26 @@ class StreamParser:
         if plain:
             # Nothing to rewrite (no child field, no v0.8 path, no escaped key): shown as it came. The
             # parsed object is never mutated, so it can be shared.
-            shown = Processed(self._seen[cid], [], set(), False, set(), {}, [])
+            shown = Processed(comp, [], set(), False, set(), {}, [])
         else:
             copy = json.loads(raw) if raw is not None else None
-            shown = process_component(self._seen[cid], self._seen, self._v09, self._children_open, copy, self._pids)
+            shown = process_component(comp, self._seen, self._v09, self._children_open, copy, self._pids)
+        self._store(cid, shown, old, None)
+
+    def _store(self, cid: Any, shown: Processed, old: tuple[Processed, str] | None, fresh: list[Any] | None) -> None:
+        """Record a new shown form of ``cid`` (``fresh``: its newly missing children, when known)."""
         dump = _dump_sorted(shown.comp)
-        old = self._proc.get(cid)
         if old is None or old[1] != dump:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
         self._out_dirty.add(cid)
         registered = self._registered.setdefault(cid, set())
-        if not registered.issuperset(shown.missing):
-            for child in shown.missing - registered:
+        if fresh is None:
+            fresh = list(shown.missing - registered) if not registered.issuperset(shown.missing) else []
+        for child in fresh:
+            if child not in registered:
                 self._waiting.setdefault(child, set()).add(cid)
-            registered |= shown.missing
+                registered.add(child)
         if shown.placeholders:
             self._with_ph.add(cid)
         else:
@@ -1372,6 +1403,10 @@ _VALUE_RES = {
 # Keywords that constrain an array as a whole; with none of them on the way to the components list, an
 # update is valid exactly when each of its components is (so verdicts can be cached per component).
 _ARRAY_WIDE = ("uniqueItems", "maxItems", "contains", "prefixItems", "unevaluatedItems", "minContains", "maxContains")
+
+
+# A string object no parsed component holds (compared by identity), to find which field a list sits in.
+_MARKER = "".join(("\x00askgate", " list marker"))
 
 
 def _quoted_before(text: str, end: int, window: int) -> str:
