@@ -663,7 +663,6 @@ class StreamParser:
     def _close_object(self, parts: list[ResponsePart]) -> None:
         stack, buf = self._stack, self._buf
         opener, start, flags, _ = stack.pop()
-        self._sniff_due = True
         if (
             self._found_json
             and flags & (_F_ID | _F_COMPONENT) != (_F_ID | _F_COMPONENT)
@@ -671,8 +670,10 @@ class StreamParser:
             and stack
             and not (self._in_top and len(stack) == 1 and stack[0][0] == "[")
         ):
-            # Parsing it could change nothing: not a component, not a message, not top level.
+            # Parsing it could change nothing: not a component, not a message, not top level. Nor did
+            # anything a sniff reads change, so no re-sniff is due either (a sniff is idempotent).
             return
+        self._sniff_due = True
         text = buf.from_(start)
         if not text.startswith("{"):
             return
@@ -1214,7 +1215,13 @@ class StreamParser:
         old = self._proc.get(cid)
         src = self._shown_src.get(cid)
         self._shown_src[cid] = comp
-        if old is not None and src is not None and raw is not None and not patched:
+        if (
+            not patched
+            and old is not None
+            and src is not None
+            and raw is not None
+            and len(self._topo.refs.get(cid, ())) >= GROWTH_MIN  # a long list may have grown
+        ):
             grown = grow_component(old[0], src, comp, raw, self._seen, self._v09, self._pids)
             if grown is not None:
                 self._store(cid, grown[0], old, grown[1])
