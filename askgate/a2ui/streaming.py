@@ -237,6 +237,7 @@ class StreamParser:
         self._ph_synced: tuple[Any, Any] | None = None  # (sid, placeholder list) all shown to sid as is
         self._ph_valid: tuple[Any, Any] | None = None  # (sid, placeholder list) all known valid for sid
         self._loading_ids = 0  # reachable components whose id looks like a placeholder id
+        self._covered: tuple[set[Any], set[Any], int] | None = None  # (yielded ids, reach, size): reach <= yielded
         self._out_ids: list[Any] = []
         self._out: list[Any] = []
         self._out_version = -1
@@ -1086,7 +1087,13 @@ class StreamParser:
             components = self._components()
             dup = bool(extras) and self._loading_ids > 0 and not reach.isdisjoint(extras)
             changed_real, changed_ph = self._changed(sid, reach, extras, dup)
-            fresh = not reach <= yielded
+            covered = self._covered
+            if covered is not None and covered[0] is yielded and covered[1] is reach and covered[2] == len(reach):
+                fresh = False  # reach only grows in place (a rebuild is a new set): nothing new since
+            else:
+                fresh = not reach <= yielded
+                if not fresh:
+                    self._covered = (yielded, reach, len(reach))
             if not fresh and not changed_real and not changed_ph:
                 return
             if self._buffered_start and sid not in self._started:
@@ -1102,7 +1109,9 @@ class StreamParser:
             if self._partial_ok(sid, message, reach, extras, changed_real, dup):
                 self._emit(parts, message)
             if fresh:
-                self._yielded_ids.setdefault(sid, set()).update(reach)
+                yielded = self._yielded_ids.setdefault(sid, set())
+                yielded.update(reach)
+                self._covered = (yielded, reach, len(reach))
             contents = self._contents.setdefault(sid, {})
             shown = self._ph_shown.setdefault(sid, set())
             for cid in changed_real:
@@ -1143,7 +1152,7 @@ class StreamParser:
                     merged[pid] = None
             extras = list(merged)
         if extras is not self._extras_seen:
-            for pid in set(extras).difference(self._ph_comp):
+            for pid in list(filterfalse(self._ph_comp.__contains__, extras)):
                 self._placeholder(pid)
             self._extras_seen = extras
         return extras
@@ -1381,14 +1390,16 @@ class StreamParser:
         if not self._schema_valid([single]):
             return False
         limits = self._limits.get(raw)
-        if limits is None and _limits_trivially_ok(raw):
-            limits = True
         if limits is None:
-            try:
-                check_limits_and_paths(single)
+            if _limits_trivially_ok(raw):
                 limits = True
-            except ValueError:
-                limits = False
+            else:
+                try:
+                    check_limits_and_paths(single)
+                    limits = True
+                except ValueError:
+                    limits = False
+            # Cached either way: a long root is checked again after every child that arrives.
             if len(self._limits) > 8192:
                 self._limits.clear()
             self._limits[raw] = limits
