@@ -87,6 +87,23 @@ def _encoder(sort_keys: bool) -> Callable[[Any], str]:
     return lambda obj: "".join(encode(obj, 0))
 
 
+_scan_once = json.decoder.JSONDecoder().scan_once  # the C scanner json.loads ends up in
+_space = json.decoder.WHITESPACE.match
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)`` for a str, without the Python layers around the C scanner (two to three
+    calls per chunk). Anything unusual (an error, a byte-order mark) goes to ``json.loads`` itself, so
+    results and errors are exactly its own."""
+    try:
+        obj, end = _scan_once(text, _space(text, 0).end())
+        if _space(text, end).end() == len(text) and not text.startswith("\ufeff"):
+            return obj
+    except StopIteration:
+        pass
+    return json.loads(text)
+
+
 _dump = _encoder(False)  # json.dumps(obj)
 _dump_sorted = _encoder(True)  # json.dumps(obj, sort_keys=True): the identity of a shown component
 
@@ -679,7 +696,7 @@ class StreamParser:
         if not text.startswith("{"):
             return
         try:
-            obj = json.loads(text)
+            obj = _loads(text)
         except json.JSONDecodeError:
             return
         if not isinstance(obj, dict):
@@ -976,7 +993,7 @@ class StreamParser:
         for raw, scan in self._open_objects(_F_ID | _F_COMPONENT):
             try:
                 healed = heal_fragment(raw, scan)
-                obj = json.loads(healed)
+                obj = _loads(healed)
             except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict) and obj.get("id") and obj.get("component"):
@@ -1247,7 +1264,7 @@ class StreamParser:
             # parsed object is never mutated, so it can be shared.
             shown = Processed(comp, [], set(), False, set(), {}, [])
         else:
-            copy = json.loads(raw) if raw is not None else None
+            copy = _loads(raw) if raw is not None else None
             shown = process_component(comp, self._seen, self._v09, self._children_open, copy, self._pids)
         self._store(cid, shown, old, None)
 
