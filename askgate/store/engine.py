@@ -162,6 +162,9 @@ def create_engines(url: str, *, sqlite_synchronous: str = "FULL", pool_size: int
         return Engines("sqlite", read, write)
     from sqlalchemy.ext.asyncio import create_async_engine  # PostgreSQL only: SQLite runs inline
 
-    engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=600,
-                                 pool_pre_ping=True)
+    # No pool_pre_ping: it cost a round trip per check-out. A write's BEGIN is its liveness check instead
+    # (pg_fast.begin takes another connection when the checked-out one is dead, before anything is done
+    # on it), hot reads retry once on another connection, and Core statements that meet a dead
+    # connection have SQLAlchemy invalidate it (the statement fails, the next check-out gets a new one).
+    engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_timeout=600)
     return Engines("postgresql", engine, engine)

@@ -8,7 +8,6 @@ committed. Asks change only by compare-and-set on ``version``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
@@ -22,7 +21,8 @@ from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from askgate.store import tables as t
-from askgate.store.engine import Engines, create_engines, normalise_url
+from askgate.store.engine import Engines, asyncpg_dsn, create_engines, normalise_url
+from askgate.store import pg_fast as pgf
 from askgate.store import sqlite_fast as fast
 from askgate.store.group import GroupCommit
 from askgate.store.jsontext import dumps_text
@@ -180,6 +180,14 @@ def _from_tuple(r: tuple[Any, ...], offered: tuple[str, ...]) -> AskRow:
                   next_wake_at=fast.dt_in(r[10]), record=json.loads(r[11]), offered_to=offered)
 
 
+def _from_record(r: Any) -> AskRow:
+    """A row of :data:`pg_fast.ASK_COLUMNS` plus its offers array (the raw PostgreSQL path) -> AskRow."""
+    return AskRow(id=r[0], version=r[1], state=r[2], terminal=r[3], dialect=r[4], asker=r[5], session_id=r[6],
+                  external_id=r[7], created_at=r[8].astimezone(UTC), updated_at=r[9].astimezone(UTC),
+                  next_wake_at=r[10].astimezone(UTC) if r[10] is not None else None, record=json.loads(r[11]),
+                  offered_to=tuple(sorted(r[12])))
+
+
 def _encode_cursor(row: AskRow) -> str:
     return f"{row.created_at.isoformat()}|{row.id}"
 
@@ -210,6 +218,7 @@ class Tx:
     changed: set[str] = field(default_factory=set)
     _heads: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
     _entries: list[dict[str, Any]] = field(default_factory=list)
+    raw: Any = None  # PostgreSQL: the asyncpg connection under ``conn``, in the same transaction (pg_fast.py)
 
     @property
     def _pg(self) -> bool:
@@ -224,6 +233,12 @@ class Tx:
 
         Claimed first in the transaction, so two racing requests with one key serialise on the row.
         """
+        if self.raw is not None:
+            prior_raw = await pgf.claim_idempotency(self.raw, principal, operation, key, request_hash, ask_id,
+                                                    self.now)
+            if prior_raw is None:
+                return
+            raise IdempotentReplay(prior_raw[1], prior_raw[0] == request_hash)
         stmt = self._insert(t.idempotency).values(
             principal_id=principal, operation=operation, key=key, request_hash=request_hash, ask_id=ask_id,
             created_at=self.now,
@@ -245,6 +260,10 @@ class Tx:
             fast.set_offers(db, row.id, row.offered_to, replace=False)
             self.changed.add(row.id)
             return
+        if self.raw is not None:
+            await pgf.insert_ask(self.raw, _row_values(row, self.now), list(dict.fromkeys(row.offered_to)))
+            self.changed.add(row.id)
+            return
         await self.conn.execute(sa.insert(t.asks).values(**_row_values(row, self.now)))
         await self._set_offers(row.id, row.offered_to)
         self.changed.add(row.id)
@@ -259,6 +278,12 @@ class Tx:
                 raise VersionConflict(row.id, expected_version)
             if offers_changed:
                 fast.set_offers(db, row.id, row.offered_to, replace=True)
+            self.changed.add(row.id)
+            return
+        if self.raw is not None:
+            offered = list(dict.fromkeys(row.offered_to)) if offers_changed else None
+            if not await pgf.cas_ask(self.raw, _row_values(row, self.now), expected_version, offered):
+                raise VersionConflict(row.id, expected_version)
             self.changed.add(row.id)
             return
         values = _row_values(row, self.now)
@@ -305,6 +330,9 @@ class Tx:
             found_raw = fast.chain_head(fast.dbapi(self.conn), chain_kind, chain_id)
             head = [found_raw[0], found_raw[1], True] if found_raw is not None else [0, None, False]
             self._heads[key] = head
+        if head is None and self.raw is not None:
+            length, head_hash = await pgf.lock_head(self.raw, chain_kind, chain_id)
+            head = self._heads[key] = [length, head_hash, True]  # the row exists now (locked): updated at the end
         if head is None:
             if self._pg:
                 await self.conn.execute(
@@ -326,6 +354,9 @@ class Tx:
 
     async def flush(self) -> None:
         """Write the audit entries and chain heads appended so far (called before commit)."""
+        if self.raw is not None:
+            await self._finish_pg(())
+            return
         if not self._pg:
             fast.write_chain(fast.dbapi(self.conn), self._entries,
                              [(k, c, h[0], h[1]) for (k, c), h in self._heads.items() if not h[2]],
@@ -350,6 +381,13 @@ class Tx:
                     .values(length=sa.bindparam("n"), head_hash=sa.bindparam("h")), old)
             for h in self._heads.values():
                 h[2] = True
+
+    async def _finish_pg(self, notify: Sequence[str]) -> None:
+        """PostgreSQL: the audit entries and chain heads so far, and ``pg_notify`` for ``notify``, in one
+        statement."""
+        heads = [(k, c, h[0], h[1]) for (k, c), h in self._heads.items()]
+        await pgf.finish(self.raw, self._entries, heads, NOTIFY_CHANNEL, notify)
+        self._entries = []
 
     async def put_consent(self, respondent_id: str, scope: str, granted: bool, ask_id: str | None = None) -> None:
         stmt = self._insert(t.consent_grants).values(
@@ -394,6 +432,9 @@ class Tx:
         if not self._pg:
             fast.delete_secrets(fast.dbapi(self.conn), ask_id)
             return
+        if self.raw is not None:
+            await pgf.delete_secrets(self.raw, ask_id)
+            return
         await self.conn.execute(sa.delete(t.ask_secrets).where(t.ask_secrets.c.ask_id == ask_id))
 
     async def add_callback(self, ask_id: str, url: str) -> int:
@@ -420,14 +461,17 @@ class Store:
     def __init__(self, engines: Engines, *, secret_key: str | None = None) -> None:
         self._engines = engines
         self.backend = engines.backend
-        self._write_lock = asyncio.Lock()  # SQLite: one writer per process, queued fairly
         self._secret_key = secret_key
         self._box: SecretBox | None = None
         self._listeners: list[Callable[[set[str]], None]] = []
         self._group: GroupCommit | None = None
         self._hot_read: Any = None  # SQLite: one pooled connection kept for the raw reads (see _raw_read)
+        self._reads: pgf.ReadPool | None = None  # PostgreSQL: asyncpg connections for the raw hot reads
         if self.backend == "sqlite":
             self._group = GroupCommit(engines.write, self._committed)
+        else:
+            self._reads = pgf.ReadPool(asyncpg_dsn(engines.write.url.render_as_string(hide_password=False)),
+                                       size=engines.write.pool.size())
 
     @contextmanager
     def _raw_read(self) -> Iterator[Any]:
@@ -463,6 +507,8 @@ class Store:
         if self._hot_read is not None:
             self._hot_read.close()  # back to the pool, which dispose() then closes
             self._hot_read = None
+        if self._reads is not None:
+            await self._reads.close()
         await self._engines.dispose()
 
     @property
@@ -486,26 +532,13 @@ class Store:
                 await tx.flush()
                 changed |= tx.changed
             return
-        async with self._write_slot():
-            async with self._engines.write.begin() as conn:
-                tx = Tx(conn, self, now or _now())
-                yield tx
-                await tx.flush()
-                if tx.changed and self.backend == "postgresql":
-                    for ask_id in sorted(tx.changed):
-                        await conn.execute(sa.text("SELECT pg_notify(:c, :p)"),
-                                           {"c": NOTIFY_CHANNEL, "p": ask_id})
+        async with pgf.begin(self._engines.write) as (conn, raw):  # PostgreSQL (SQLite took the branch above)
+            tx = Tx(conn, self, now or _now(), raw=raw)
+            yield tx
+            await tx._finish_pg(sorted(tx.changed))  # entries, heads and the cross-process pg_notify
         if tx.changed:
             for listener in self._listeners:
                 listener(set(tx.changed))
-
-    @asynccontextmanager
-    async def _write_slot(self) -> AsyncIterator[None]:
-        if self.backend == "sqlite":
-            async with self._write_lock:
-                yield
-        else:
-            yield
 
     @asynccontextmanager
     async def claim_due(self, now: datetime, limit: int = 100) -> AsyncIterator[tuple[Tx, list[AskRow]]]:
@@ -516,11 +549,7 @@ class Store:
                 raw = fast.due_rows(fast.dbapi(tx.conn), now, limit)
                 yield tx, [_from_tuple(r, tuple(sorted(json.loads(r[12])))) for r in raw]
                 return
-            q = (sa.select(t.asks).where(t.asks.c.terminal == sa.false(), t.asks.c.next_wake_at <= now)
-                 .order_by(t.asks.c.next_wake_at).limit(limit).with_for_update(skip_locked=True))
-            rows = (await tx.conn.execute(q)).all()
-            offers = await self._offers(tx.conn, [r.id for r in rows])
-            yield tx, [_from_db(r, offers.get(r.id, ())) for r in rows]
+            yield tx, [_from_record(r) for r in await pgf.due_rows(tx.raw, now, limit)]
 
     # ---- asks -----------------------------------------------------------------------------------
 
@@ -539,12 +568,9 @@ class Store:
             with self._raw_read() as db:
                 raw = fast.get_ask_row(db, ask_id)
             return _from_tuple(raw, tuple(sorted(json.loads(raw[12])))) if raw is not None else None
-        async with self._engines.read.connect() as conn:
-            r = (await conn.execute(sa.select(t.asks).where(t.asks.c.id == ask_id))).one_or_none()
-            if r is None:
-                return None
-            offers = await self._offers(conn, [ask_id])
-            return _from_db(r, offers.get(ask_id, ()))
+        assert self._reads is not None
+        found = await self._reads.run(lambda c: pgf.get_ask_row(c, ask_id))
+        return _from_record(found) if found is not None else None
 
     async def list_asks(self, query: AskQuery) -> Page:
         limit = max(1, min(query.limit, 500))
@@ -578,11 +604,8 @@ class Store:
         if self._group is not None:
             with self._raw_read() as db:
                 return fast.next_wake(db)
-        async with self._engines.read.connect() as conn:
-            return (await conn.execute(
-                sa.select(t.asks.c.next_wake_at)
-                .where(t.asks.c.terminal == sa.false(), t.asks.c.next_wake_at.is_not(None))
-                .order_by(t.asks.c.next_wake_at).limit(1))).scalar_one_or_none()
+        assert self._reads is not None
+        return await self._reads.run(pgf.next_wake)
 
     async def count_asks(self, *, state: str | None = None) -> int:
         q = sa.select(sa.func.count()).select_from(t.asks)
@@ -623,9 +646,8 @@ class Store:
         if self._group is not None:
             with self._raw_read() as db:
                 return fast.consent_map(db, ids)
-        async with self._engines.read.connect() as conn:
-            res = await conn.execute(sa.select(t.consent_grants).where(t.consent_grants.c.respondent_id.in_(ids)))
-            return {(r.respondent_id, r.scope): bool(r.granted) for r in res.all()}
+        assert self._reads is not None
+        return await self._reads.run(lambda c: pgf.consent_map(c, ids))
 
     async def list_consents(self, respondent_id: str | None = None) -> list[ConsentGrant]:
         q = sa.select(t.consent_grants).order_by(t.consent_grants.c.respondent_id, t.consent_grants.c.scope)
@@ -685,13 +707,10 @@ class Store:
             with self._raw_read() as db:
                 found = fast.principal_for_token_hash(db, token_hash(token))
             return Principal(found[0], found[1]) if found else None
-        async with self._engines.read.connect() as conn:
-            r = (await conn.execute(
-                sa.select(t.principals.c.id, t.principals.c.role)
-                .join(t.api_tokens, t.api_tokens.c.principal_id == t.principals.c.id)
-                .where(t.api_tokens.c.token_hash == token_hash(token), t.api_tokens.c.revoked == sa.false())
-            )).one_or_none()
-        return Principal(r.id, r.role) if r else None
+        assert self._reads is not None
+        digest = token_hash(token)
+        found = await self._reads.run(lambda c: pgf.principal_for_token_hash(c, digest))
+        return Principal(found[0], found[1]) if found else None
 
     async def revoke_token(self, token: str) -> bool:
         async with self.write() as tx:
@@ -703,6 +722,8 @@ class Store:
 
     async def find_idempotent(self, principal: str, operation: str, key: str) -> tuple[str, str] | None:
         """(request_hash, ask_id) recorded for this key, if any."""
+        if self._reads is not None:
+            return await self._reads.run(lambda c: pgf.find_idempotent(c, principal, operation, key))
         async with self._engines.read.connect() as conn:
             r = (await conn.execute(sa.select(t.idempotency.c.request_hash, t.idempotency.c.ask_id).where(
                 t.idempotency.c.principal_id == principal, t.idempotency.c.operation == operation,
@@ -750,6 +771,9 @@ class Store:
         if self._group is not None:  # every terminal ask comes through here: the raw path
             with self._raw_read() as db:
                 return [Callback(i, a, u, fast.dt_in(d), n) for i, a, u, d, n in fast.pending_callbacks_for(db, ids)]
+        if self._reads is not None:  # PostgreSQL: the raw path as well
+            rows = await self._reads.run(lambda c: pgf.pending_callbacks_for(c, ids))
+            return [Callback(i, a, u, d.astimezone(UTC) if d is not None else None, n) for i, a, u, d, n in rows]
         q = (sa.select(t.callbacks).where(t.callbacks.c.ask_id.in_(ids), t.callbacks.c.delivered_at.is_(None))
              .order_by(t.callbacks.c.id))
         async with self._engines.read.connect() as conn:
