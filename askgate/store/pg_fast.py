@@ -24,6 +24,9 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import asyncpg
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.util import await_only, greenlet_spawn
 
 ASK_COLUMNS = ("id, version, state, terminal, dialect, asker, session_id, external_id, created_at, updated_at, "
                "next_wake_at, record")
@@ -47,7 +50,19 @@ def dt(value: datetime | None) -> datetime | None:
 
 def is_dead(driver: Any, exc: BaseException) -> bool:
     """Did ``exc`` come from a lost connection? (Then it must not go back to any pool.)"""
-    return driver is None or driver.is_closed() or isinstance(exc, _DEAD)
+    return driver is None or driver.is_closed() or _dead_error(exc)
+
+
+def _dead_error(exc: BaseException) -> bool:
+    """A lost-connection error, raised by asyncpg itself or translated by SQLAlchemy's adapter."""
+    seen: BaseException | None = exc
+    for _ in range(4):  # the adapter's error wraps asyncpg's (``__cause__``); SQLAlchemy's may wrap that
+        if seen is None:
+            return False
+        if isinstance(seen, _DEAD) or (isinstance(seen, DBAPIError) and seen.connection_invalidated):
+            return True
+        seen = seen.__cause__ or getattr(seen, "orig", None)
+    return False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -55,51 +70,72 @@ def is_dead(driver: Any, exc: BaseException) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
+def _open(sync_engine: Any) -> tuple[Any, asyncpg.Connection]:
+    """(In a greenlet) check a connection out, begin SQLAlchemy's transaction and send the ``BEGIN``."""
+    sync_conn = sync_engine.connect()
+    driver = None
+    try:
+        sync_conn.begin()
+        fairy = sync_conn.connection
+        driver = fairy.driver_connection
+        adapter = fairy.dbapi_connection
+        if adapter._transaction is None:  # noqa: SLF001 - see begin()
+            await_only(adapter._start_transaction())  # noqa: SLF001
+    except BaseException as exc:
+        _discard(sync_conn, driver, exc)
+        raise
+    return sync_conn, driver
+
+
+def _commit(sync_conn: Any, driver: asyncpg.Connection) -> None:
+    """(In a greenlet) commit and return the connection to the pool (or drop it if it died)."""
+    try:
+        sync_conn.commit()
+    except BaseException as exc:
+        _discard(sync_conn, driver, exc)
+        raise
+    sync_conn.close()
+
+
+def _discard(sync_conn: Any, driver: asyncpg.Connection | None, exc: BaseException) -> None:
+    """(In a greenlet) after a failure: roll back and return the connection, or invalidate a dead one."""
+    try:
+        if isinstance(exc, Exception) and is_dead(driver, exc):
+            sync_conn.invalidate()
+        else:
+            try:
+                sync_conn.rollback()
+            except Exception:  # noqa: BLE001 - the unit's own error is what the caller must see
+                sync_conn.invalidate()
+    finally:
+        sync_conn.close()
+
+
 @asynccontextmanager
-async def begin(engine: Any, attempts: int = 3) -> AsyncIterator[tuple[Any, asyncpg.Connection]]:
+async def begin(engine: AsyncEngine, attempts: int = 3) -> AsyncIterator[tuple[AsyncConnection, asyncpg.Connection]]:
     """An AsyncConnection in a started transaction and its asyncpg connection; commits on normal exit.
 
     The ``BEGIN`` is sent now (SQLAlchemy's asyncpg adapter would send it lazily before its first own
     statement, which raw statements bypass), and it doubles as the liveness check ``pool_pre_ping`` paid a
     separate round trip for: a connection found dead there is invalidated and another one taken, before
     anything was done on it. A connection lost later fails the unit (rolled back, never acknowledged) and
-    is invalidated rather than returned to the pool."""
+    is invalidated rather than returned to the pool. Check-out and ``BEGIN`` are one greenlet hop, commit
+    and check-in another (AsyncConnection's own methods take one hop each)."""
     for attempt in range(attempts):
-        conn = await engine.connect()
-        driver = None
         try:
-            await conn.begin()
-            raw = await conn.get_raw_connection()
-            driver = raw.driver_connection
-            adapter = raw.dbapi_connection
-            if adapter._transaction is None:  # noqa: SLF001 - see the docstring
-                await adapter._start_transaction()  # noqa: SLF001
-        except BaseException as exc:
-            dead = isinstance(exc, Exception) and is_dead(driver, exc)
-            if dead:
-                await conn.invalidate()
-            await conn.close()
-            if dead and attempt + 1 < attempts:
+            sync_conn, driver = await greenlet_spawn(_open, engine.sync_engine)
+        except Exception as exc:
+            if attempt + 1 < attempts and isinstance(exc, Exception) and _dead_error(exc):
                 continue
             raise
         break
+    conn = AsyncConnection(engine, sync_conn)
     try:
         yield conn, driver
     except BaseException as exc:
-        if isinstance(exc, Exception) and is_dead(driver, exc):
-            await conn.invalidate()
-        else:
-            await conn.rollback()
-        await conn.close()
+        await greenlet_spawn(_discard, sync_conn, driver, exc)
         raise
-    try:
-        await conn.commit()
-    except BaseException as exc:
-        if isinstance(exc, Exception) and is_dead(driver, exc):
-            await conn.invalidate()
-        raise
-    finally:
-        await conn.close()
+    await greenlet_spawn(_commit, sync_conn, driver)
 
 
 # --------------------------------------------------------------------------------------------------
