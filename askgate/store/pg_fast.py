@@ -255,23 +255,29 @@ async def lock_head(c: asyncpg.Connection, kind: str, chain_id: str) -> tuple[in
 
 
 async def finish(c: asyncpg.Connection, entries: Sequence[dict[str, Any]],
-                 heads: Sequence[tuple[str, str, int, str | None]], notify_channel: str,
-                 changed: Sequence[str]) -> None:
-    """At the end of a write, in one statement: the audit entries, the chain heads (all locked and
-    existing, see :func:`lock_head`) and one ``pg_notify`` per changed ask (delivered at commit)."""
-    if not entries and not heads and not changed:
+                 new_heads: Sequence[tuple[str, str, int, str | None]],
+                 heads: Sequence[tuple[str, str, int, str | None]], drop_secrets: Sequence[str],
+                 notify_channel: str, changed: Sequence[str]) -> None:
+    """At the end of a write, in one statement: the audit entries, the new chain heads, the other chain
+    heads (all locked, see :func:`lock_head`), the secrets to delete and one ``pg_notify`` per changed ask
+    (delivered at commit)."""
+    if not entries and not new_heads and not heads and not drop_secrets and not changed:
         return
     await c.execute(
         "WITH e AS (INSERT INTO audit_entries (chain_kind, chain_id, seq, entry_hash, entry) "
         "SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::int[], $4::varchar[], $5::text[])), "
+        "n AS (INSERT INTO chain_heads (chain_kind, chain_id, length, head_hash) "
+        "SELECT * FROM unnest($6::varchar[], $7::varchar[], $8::int[], $9::varchar[])), "
         "h AS (UPDATE chain_heads SET length = v.n, head_hash = v.h "
-        "FROM unnest($6::varchar[], $7::varchar[], $8::int[], $9::varchar[]) AS v(k, c, n, h) "
-        "WHERE chain_heads.chain_kind = v.k AND chain_heads.chain_id = v.c) "
-        "SELECT count(pg_notify($10, x)) FROM unnest($11::text[]) AS x",
+        "FROM unnest($10::varchar[], $11::varchar[], $12::int[], $13::varchar[]) AS v(k, c, n, h) "
+        "WHERE chain_heads.chain_kind = v.k AND chain_heads.chain_id = v.c), "
+        "s AS (DELETE FROM ask_secrets WHERE ask_id = ANY($14::varchar[])) "
+        "SELECT count(pg_notify($15, x)) FROM unnest($16::text[]) AS x",
         [e["chain_kind"] for e in entries], [e["chain_id"] for e in entries], [e["seq"] for e in entries],
         [e["entry_hash"] for e in entries], [e["entry"] for e in entries],
+        [h[0] for h in new_heads], [h[1] for h in new_heads], [h[2] for h in new_heads], [h[3] for h in new_heads],
         [h[0] for h in heads], [h[1] for h in heads], [h[2] for h in heads], [h[3] for h in heads],
-        notify_channel, list(changed))
+        list(drop_secrets), notify_channel, list(changed))
 
 
 async def claim_idempotency(c: asyncpg.Connection, principal: str, operation: str, key: str, request_hash: str,

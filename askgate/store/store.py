@@ -219,6 +219,8 @@ class Tx:
     _heads: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
     _entries: list[dict[str, Any]] = field(default_factory=list)
     raw: Any = None  # PostgreSQL: the asyncpg connection under ``conn``, in the same transaction (pg_fast.py)
+    _fresh: set[str] = field(default_factory=set)  # PostgreSQL: asks inserted by this transaction
+    _drop_secrets: list[str] = field(default_factory=list)  # PostgreSQL: secret deletions sent at the end
 
     @property
     def _pg(self) -> bool:
@@ -263,6 +265,7 @@ class Tx:
         if self.raw is not None:
             await pgf.insert_ask(self.raw, _row_values(row, self.now), list(dict.fromkeys(row.offered_to)))
             self.changed.add(row.id)
+            self._fresh.add(row.id)
             return
         await self.conn.execute(sa.insert(t.asks).values(**_row_values(row, self.now)))
         await self._set_offers(row.id, row.offered_to)
@@ -331,8 +334,13 @@ class Tx:
             head = [found_raw[0], found_raw[1], True] if found_raw is not None else [0, None, False]
             self._heads[key] = head
         if head is None and self.raw is not None:
-            length, head_hash = await pgf.lock_head(self.raw, chain_kind, chain_id)
-            head = self._heads[key] = [length, head_hash, True]  # the row exists now (locked): updated at the end
+            if chain_kind == "ask" and chain_id in self._fresh:
+                # the chain of an ask this transaction inserted starts now: its head is inserted at the end
+                # (if a head existed after all, that insert fails the unit: a chain is never forked)
+                head = self._heads[key] = [0, None, False]
+            else:
+                length, head_hash = await pgf.lock_head(self.raw, chain_kind, chain_id)
+                head = self._heads[key] = [length, head_hash, True]  # exists now (locked): updated at the end
         if head is None:
             if self._pg:
                 await self.conn.execute(
@@ -385,9 +393,13 @@ class Tx:
     async def _finish_pg(self, notify: Sequence[str]) -> None:
         """PostgreSQL: the audit entries and chain heads so far, and ``pg_notify`` for ``notify``, in one
         statement."""
-        heads = [(k, c, h[0], h[1]) for (k, c), h in self._heads.items()]
-        await pgf.finish(self.raw, self._entries, heads, NOTIFY_CHANNEL, notify)
+        new = [(k, c, h[0], h[1]) for (k, c), h in self._heads.items() if not h[2]]
+        old = [(k, c, h[0], h[1]) for (k, c), h in self._heads.items() if h[2]]
+        await pgf.finish(self.raw, self._entries, new, old, self._drop_secrets, NOTIFY_CHANNEL, notify)
         self._entries = []
+        self._drop_secrets = []
+        for h in self._heads.values():
+            h[2] = True
 
     async def put_consent(self, respondent_id: str, scope: str, granted: bool, ask_id: str | None = None) -> None:
         stmt = self._insert(t.consent_grants).values(
@@ -423,6 +435,9 @@ class Tx:
         return caps
 
     async def put_secret(self, ask_id: str, kind: str, value: str) -> None:
+        if ask_id in self._drop_secrets:  # PostgreSQL: a deletion still pending goes first
+            self._drop_secrets.remove(ask_id)
+            await pgf.delete_secrets(self.raw, ask_id)
         sealed = (await self.store.secret_box()).seal(value)
         stmt = self._insert(t.ask_secrets).values(ask_id=ask_id, kind=kind, sealed=sealed)
         await self.conn.execute(stmt.on_conflict_do_update(index_elements=["ask_id", "kind"],
@@ -432,8 +447,9 @@ class Tx:
         if not self._pg:
             fast.delete_secrets(fast.dbapi(self.conn), ask_id)
             return
-        if self.raw is not None:
-            await pgf.delete_secrets(self.raw, ask_id)
+        if self.raw is not None:  # sent with the audit entries at the end (one round trip fewer)
+            if ask_id not in self._drop_secrets:
+                self._drop_secrets.append(ask_id)
             return
         await self.conn.execute(sa.delete(t.ask_secrets).where(t.ask_secrets.c.ask_id == ask_id))
 

@@ -256,3 +256,33 @@ async def test_claim_due_on_the_raw_path(store: Store) -> None:
         await tx.cas_asks([(row("due", version=2, state="timed_out", terminal=True), 1, False)])
     async with store.claim_due(now) as (_tx, rows):
         assert rows == []
+
+
+async def test_a_fresh_asks_chain_is_never_forked(store: Store) -> None:
+    """The raw path inserts the head of a chain of an ask it just inserted without locking it first;
+    should such a chain exist already (asks ids are fresh UUIDs, so only by misuse) the write fails whole."""
+    async with store.write(T0) as tx:
+        await tx.append_audit("ask", "f", factory("orphan"))
+    with pytest.raises(asyncpg.UniqueViolationError):
+        async with store.write(T0) as tx:
+            await tx.insert_ask(row("f"))
+            await tx.append_audit("ask", "f", factory("created"))
+    assert await store.get_ask("f") is None
+    chain = await store.audit_chain("ask", "f")
+    assert [e["step_type"] for e in chain] == ["orphan"] and await store.chain_head("ask", "f") == chain[0]["entry_hash"]
+
+
+async def test_secret_deletion_waits_for_the_end_but_keeps_its_order(store: Store) -> None:
+    async with store.write(T0) as tx:
+        await tx.insert_ask(row("s"))
+        await tx.put_secret("s", "authorization", "one")
+        await tx.put_secret("s", "other", "two")
+    async with store.write(T0) as tx:
+        await tx.delete_secrets("s")
+        await tx.put_secret("s", "authorization", "three")  # put after the deletion: it stays
+    assert await store.get_secret("s", "authorization") == "three"
+    assert await store.get_secret("s", "other") is None
+    async with store.write(T0) as tx:
+        await tx.put_secret("s", "other", "four")
+        await tx.delete_secrets("s")
+    assert await store.get_secret("s", "authorization") is None and await store.get_secret("s", "other") is None
