@@ -227,21 +227,32 @@ _CAS = ("UPDATE asks SET version=$2, state=$3, terminal=$4, dialect=$5, asker=$6
         "updated_at=$9, next_wake_at=$10, record=$11 WHERE id = $1 AND version = $12")
 
 
+_HEAD_AFTER_CAS = ("hd AS (UPDATE chain_heads SET length = chain_heads.length FROM u "
+                   "WHERE chain_heads.chain_kind = 'ask' AND chain_heads.chain_id = u.id "
+                   "RETURNING chain_heads.length, chain_heads.head_hash) "
+                   "SELECT (SELECT count(*) FROM u), hd.length, hd.head_hash FROM (SELECT 1) AS one "
+                   "LEFT JOIN hd ON true")
+_CAS_HEAD = f"WITH u AS ({_CAS} RETURNING id), {_HEAD_AFTER_CAS}"
+_CAS_OFFERS_HEAD = (
+    f"WITH u AS ({_CAS} RETURNING id), "
+    "d AS (DELETE FROM ask_offers WHERE ask_id IN (SELECT id FROM u) AND NOT (respondent_id = ANY($13::varchar[]))), "
+    "i AS (INSERT INTO ask_offers (ask_id, respondent_id) SELECT u.id, r FROM u, unnest($13::varchar[]) AS r "
+    f"ON CONFLICT DO NOTHING), {_HEAD_AFTER_CAS}")
+
+
 async def cas_ask(c: asyncpg.Connection, v: dict[str, Any], expected_version: int,
-                  offered: Sequence[str] | None) -> bool:
-    """Compare-and-set; with ``offered`` the offer index is made equal to it in the same statement. The
-    offer changes read the update's result, so they run after it has the ask's row lock (the lock that
-    serialises writers of one ask, as on the Core path) and do nothing when it matched no row."""
+                  offered: Sequence[str] | None) -> tuple[bool, tuple[int, str | None] | None]:
+    """Compare-and-set, and the ask's chain head locked in the same statement (a change is audited next,
+    so this saves the round trip of :func:`lock_head`): (matched, (length, head_hash) or None if the ask
+    has no chain head yet). With ``offered`` the offer index is made equal to it as well. Everything
+    after the update reads its result, so it runs after the update holds the ask's row lock (the lock that
+    serialises writers of one ask, taken first as on the Core path) and does nothing when no row matched."""
     args = (v["id"], *_ask_args(v), expected_version)
     if offered is None:
-        return await c.execute(_CAS, *args) == "UPDATE 1"  # type: ignore[no-any-return]
-    n = await c.fetchval(
-        f"WITH u AS ({_CAS} RETURNING id), "
-        "d AS (DELETE FROM ask_offers WHERE ask_id IN (SELECT id FROM u) "
-        "AND NOT (respondent_id = ANY($13::varchar[]))), "
-        "i AS (INSERT INTO ask_offers (ask_id, respondent_id) SELECT u.id, r FROM u, unnest($13::varchar[]) AS r "
-        "ON CONFLICT DO NOTHING) SELECT count(*) FROM u", *args, list(offered))
-    return n == 1  # type: ignore[no-any-return]
+        r = await c.fetchrow(_CAS_HEAD, *args)
+    else:
+        r = await c.fetchrow(_CAS_OFFERS_HEAD, *args, list(offered))
+    return r[0] == 1, ((r[1], r[2]) if r[1] is not None else None)
 
 
 async def lock_head(c: asyncpg.Connection, kind: str, chain_id: str) -> tuple[int, str | None]:

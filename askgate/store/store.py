@@ -285,8 +285,11 @@ class Tx:
             return
         if self.raw is not None:
             offered = list(dict.fromkeys(row.offered_to)) if offers_changed else None
-            if not await pgf.cas_ask(self.raw, _row_values(row, self.now), expected_version, offered):
+            matched, head = await pgf.cas_ask(self.raw, _row_values(row, self.now), expected_version, offered)
+            if not matched:
                 raise VersionConflict(row.id, expected_version)
+            if head is not None and ("ask", row.id) not in self._heads:  # locked by the CAS statement
+                self._heads[("ask", row.id)] = [head[0], head[1], True]
             self.changed.add(row.id)
             return
         values = _row_values(row, self.now)
