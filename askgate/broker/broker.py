@@ -40,6 +40,7 @@ log = structlog.get_logger("askgate.broker")
 
 Clock = Callable[[], datetime]
 SETTLE_GRANULARITY = 0.05  # seconds: deadlines due within this of each other are settled in one pass
+SETTLE_BATCH_MAX = 1600  # asks settled in one transaction at most, when a backlog makes batches grow
 
 
 def utcnow() -> datetime:
@@ -504,22 +505,30 @@ class Broker:
     # ---- deadlines -------------------------------------------------------------------------------
 
     async def settle_due(self, *, batch: int = 200) -> int:
-        """Settle every ask whose deadline or escalation has come; each exactly once (row locks + CAS)."""
+        """Settle every ask whose deadline or escalation has come; each exactly once (row locks + CAS).
+
+        Each claim is one transaction, so one commit (an fsync on SQLite). When a claim comes back full the
+        next may take twice as many (up to :data:`SETTLE_BATCH_MAX`): with a backlog, or a disk slowed by
+        other work, the commits would otherwise bound the rate (200 per fsync). The loop yields to other
+        tasks every ``batch`` asks, so a large claim does not stall requests meanwhile."""
         total = 0
         nxt = await self.store.next_wake()  # a read: no write transaction (and no fsync) when nothing is due
         if nxt is None or nxt > self.clock():
             return 0
+        size = batch
         while True:
             now = self.clock()
             done: list[Transition] = []
-            async with self.store.claim_due(now, limit=batch) as (tx, rows):
+            async with self.store.claim_due(now, limit=size) as (tx, rows):
                 recs = [records.from_row(row) for row in rows]
                 everyone = {r.id for record in recs if record.ask.consent.mode == "ask_once"
                             for r in record.routing.everyone()}
                 stored = await self.store.consent_map(everyone) if everyone else {}
                 consent = lambda rid, scope: stored.get((rid, scope))  # noqa: E731
                 updates = []
-                for record in recs:
+                for i, record in enumerate(recs):
+                    if i and i % batch == 0:
+                        await asyncio.sleep(0)  # let requests run; writers wait for this unit as they would anyway
                     try:
                         tr = lc.apply(record, lc.Tick(), now=now, stored_consent=consent)
                     except lc.LifecycleError as exc:  # pragma: no cover - a tick is never refused
@@ -537,8 +546,9 @@ class Broker:
             for tr in done:
                 self._after_commit(tr)
             total += len(done)
-            if len(rows) < batch:
+            if len(rows) < size:
                 return total
+            size = min(size * 2, max(batch, SETTLE_BATCH_MAX))
 
     async def _scheduler(self) -> None:
         """Sleep until the earliest wake time (or ``max_idle``), settle what is due, repeat. A new earlier

@@ -254,3 +254,34 @@ async def test_scheduler_uses_the_clock_it_is_given(db_url: str) -> None:
     finally:
         await b.stop()
         await store.close()
+
+
+async def test_a_backlog_of_deadlines_is_settled_in_growing_batches_each_once(db_url: str) -> None:
+    """310 asks due at once, settled with batch=20: every one exactly once, in far fewer transactions than
+    310/20 = 16 (claims double while they come back full), so a backlog is not bound by one commit per 20."""
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
+    store = await Store.open(db_url)
+    b = Broker(store, scheduler=False, clock=lambda: now[0])
+    await b.start()
+    try:
+        created = await asyncio.gather(*(b.create(askdocs.a2a(f"q{i}"), asker=ASKER, respondents=bob(),
+                                                  timeout_seconds=1) for i in range(310)))
+        claims: list[int] = []
+        real_claim = store.claim_due
+
+        def counting_claim(when: datetime, limit: int = 100):  # type: ignore[no-untyped-def]
+            claims.append(limit)
+            return real_claim(when, limit=limit)
+
+        store.claim_due = counting_claim  # type: ignore[method-assign]
+        now[0] += timedelta(seconds=2)
+        assert await b.settle_due(batch=20) == 310
+        assert len(claims) <= 6 and claims[0] == 20 and claims[1] == 40, claims
+        assert await b.settle_due(batch=20) == 0
+        for c in created:
+            assert (await b.get(c.record.id)).state == "timed_out"  # type: ignore[union-attr]
+            steps = [e["step_type"] for e in await store.audit_chain("ask", c.record.id)]
+            assert steps.count("timeout") == 1, steps
+    finally:
+        await b.stop()
+        await store.close()
