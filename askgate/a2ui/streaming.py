@@ -1441,7 +1441,7 @@ _ARRAY_WIDE = ("uniqueItems", "maxItems", "contains", "prefixItems", "unevaluate
 
 
 # A string object no parsed component holds (compared by identity), to find which field a list sits in.
-_MARKER = "".join(("\x00askgate", " list marker"))
+_MARKER = "\x00askgate list marker"
 
 
 def _quoted_before(text: str, end: int, window: int) -> str:
@@ -1462,7 +1462,7 @@ def _schema_verdict(validator: Any, v09: bool) -> Callable[[list[Any]], bool] | 
         message_ok = getattr(validator, "_message_ok", None)
         if message_ok is None:
             return None
-        check: Callable[[list[Any]], bool] = lambda messages: all(map(message_ok, messages))  # noqa: E731
+        check: Callable[[list[Any]], bool] = lambda messages: all(map(message_ok, messages))
     else:
         whole_ok = getattr(getattr(validator, "_whole", None), "is_valid", None)
         if whole_ok is None:

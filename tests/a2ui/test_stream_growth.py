@@ -10,6 +10,7 @@ other child fields, v0.8 data paths, escapes).
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 from unittest import mock
 
@@ -71,7 +72,7 @@ def _streams(draw: st.DrawFn) -> tuple[str, list[str]]:
     whole = f"Here: <a2ui-json>{json.dumps(messages, indent=draw(st.sampled_from([None, 1])))}</a2ui-json> done"
     cuts = sorted(draw(st.lists(st.integers(0, len(whole)), max_size=60)))
     bounds = [0, *cuts, len(whole)]
-    return version, [whole[a:b] for a, b in zip(bounds, bounds[1:])]
+    return version, [whole[a:b] for a, b in pairwise(bounds)]
 
 
 @settings(max_examples=examples(300), deadline=None)
