@@ -308,18 +308,20 @@ def deadlines(workdir: Path, db: str | None, n: int, spread: float, restart: boo
     seeded = time.monotonic() - t0
     if seeded > 25 + n / 800:
         print(f"  note: seeding took {seeded:.0f}s; early deadlines were already due at start-up", file=sys.stderr)
-    server.start()
     killed_at = started_at = ready_at = None
-    if restart:
-        time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds()) + spread / 2)
-        killed_at = datetime.now(UTC)
-        server.stop(signal.SIGKILL)
-        started_at = datetime.now(UTC)
+    try:
         server.start()
-        ready_at = datetime.now(UTC)
-    # until 5 s after the last deadline (the deadlines count from when seeding began, not from t0)
-    time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds()) + spread + 5)
-    server.stop()
+        if restart:
+            time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds()) + spread / 2)
+            killed_at = datetime.now(UTC)
+            server.stop(signal.SIGKILL)
+            started_at = datetime.now(UTC)
+            server.start()
+            ready_at = datetime.now(UTC)
+        # until 5 s after the last deadline (the deadlines count from when seeding began, not from t0)
+        time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds()) + spread + 5)
+    finally:
+        server.stop()
     pairs = asyncio.run(deadline_lateness(db_url))
     out: dict[str, Any] = {"asks": n, "spread_s": spread, "restart": restart,
                            **_lateness_figures([(s - d).total_seconds() for d, s in pairs])}
@@ -340,8 +342,8 @@ def deadlines(workdir: Path, db: str | None, n: int, spread: float, restart: boo
 def run_backend(name: str, db: str | None, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"backend": name}
     workdir = Path(tempfile.mkdtemp(prefix=f"askgate-bench-{name}-"))
+    server = Server(workdir, db)
     try:
-        server = Server(workdir, db)
         server.start()
         toks = server.tokens()
         parts = set(args.only or ("round_trip", "throughput", "deadlines"))
@@ -369,6 +371,7 @@ def run_backend(name: str, db: str | None, args: argparse.Namespace) -> dict[str
         out["deadlines_restart"] = deadlines(dl_dir2, _fresh(db) if db else None, args.deadline_asks, args.spread,
                                              restart=True)
     finally:
+        server.stop()  # also when a measurement failed: never leave a server running behind the bench
         err = workdir / "serve.err"
         if err.exists() and "Traceback" in err.read_text():
             print(err.read_text()[-3000:], file=sys.stderr)
@@ -392,7 +395,12 @@ def _fresh(db: str | None) -> str | None:
     return postgres.fresh_database()
 
 
+def _exit_on_sigterm(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)  # unwinds through the finally blocks that stop the servers
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
     p.add_argument("--pg", action="store_true", help="also run on PostgreSQL (started by the bench itself)")
