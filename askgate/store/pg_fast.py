@@ -5,8 +5,10 @@ key, the execution context and two greenlet hops, and ``pool_pre_ping`` cost a r
 ~11 ms of server CPU per ask created and answered, most of it Python around a few fast statements. Here
 the broker's per-request statements are SQL text on the asyncpg connection itself (asyncpg prepares each
 once per connection and caches it), and round trips are merged where PostgreSQL allows: an ask and its
-offers in one statement, a chain head locked-or-created in one upsert, and at the end of a write the
-audit entries, the chain heads and the ``pg_notify`` wake-ups in one statement of data-modifying CTEs.
+offers in one statement, a compare-and-set that also locks the ask's chain head, other chain heads
+locked-or-created in one upsert, and at the end of a write the audit entries, the chain heads, secret
+deletions and the ``pg_notify`` wake-ups in one statement of data-modifying CTEs. The check-out and
+``BEGIN`` are one greenlet hop, the ``COMMIT`` and check-in another; there is no pre-ping.
 
 Writes stay inside the transaction SQLAlchemy opened (:func:`begin`), so ``Tx.conn`` keeps working for
 the rarer Core statements (consent, intents, secrets, callbacks, push bookkeeping) and everything commits
