@@ -107,7 +107,9 @@ async def round_trip(url: str, toks: dict[str, str], waiters: int, *, poll: floa
     GET every ``poll`` seconds for the baseline)."""
     ha = {"Authorization": f"Bearer {toks['bench-agent']}"}
     hb = {"Authorization": f"Bearer {toks['bench-bob']}"}
-    limits = httpx.Limits(max_connections=waiters + 64, max_keepalive_connections=waiters + 64)
+    # keepalive_expiry below uvicorn's 5 s keep-alive: a connection idle that long may be closing on the
+    # server's side at the moment it is reused (httpx RemoteProtocolError "Server disconnected")
+    limits = httpx.Limits(max_connections=waiters + 64, max_keepalive_connections=waiters + 64, keepalive_expiry=2.0)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as c:
         sem = asyncio.Semaphore(32)
 
