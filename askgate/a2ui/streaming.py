@@ -822,8 +822,9 @@ class StreamParser:
                 return
             old = self._seen[cid]
             # Same content written differently (a healed fragment, then the complete object): nothing
-            # to redo. JSON-equal only: == alone would take 1 for 1.0 or True.
-            if old == comp and _dump(old) == _dump(comp):
+            # to redo. JSON-equal only: == alone would take 1 for 1.0 or True. Without ``text``, ``raw``
+            # already is ``_dump(comp)`` (a complete update re-sets all its components: one dump each).
+            if old == comp and _dump(old) == (raw if text is None else _dump(comp)):
                 self._seen[cid] = comp
                 self._raw[cid] = raw
                 return
@@ -993,6 +994,8 @@ class StreamParser:
         for raw, scan in self._open_objects(_F_ID | _F_COMPONENT):
             try:
                 healed = heal_fragment(raw, scan)
+                if not healed:  # "must not be shown yet": json.loads("") would only raise
+                    continue
                 obj = _loads(healed)
             except (ValueError, RecursionError):
                 continue
@@ -1526,6 +1529,8 @@ def _partial_tag_len(text: str, tag: str) -> int:
 
 def _dedupe_surface_updates(messages: list[Any]) -> list[Any]:
     """Within one returned part, keep only the last ``surfaceUpdate`` of each surface."""
+    if len(messages) < 2:  # the usual part: nothing to drop
+        return messages
     out: list[Any] = []
     seen: set[Any] = set()
     for message in reversed(messages):
