@@ -462,14 +462,18 @@ class StreamParser:
             if stack and self._sniff_due:
                 self._sniff()
 
+        active = self._active
         if stack and buf.length:
             self._sniff_partial_component()
             self._sniff_partial_data_model(parts)
         if self._topology_dirty:
             self._yield_reachable(parts)
             self._topology_dirty = False
-        # What ran at the chunk end may have changed the active message kind: re-sniff at the next delimiter.
-        self._sniff_due = True
+        # What ran at the chunk end may have changed the active message kind (``_active_for_components``
+        # is the only state a sniff reads or writes that it touches): then re-sniff at the next delimiter.
+        # Otherwise a sniff now would change nothing (it is idempotent), so none is forced on every chunk.
+        if self._active != active:
+            self._sniff_due = True
 
     # ---- textual facts ------------------------------------------------------------------------------
 
