@@ -4,6 +4,8 @@
   when the chunk-end work changed the active message kind. A parser that marks it after every chunk (the
   old behaviour) must give the same parts at every chunk, on every suite input cut at random points, on
   benchmark-like streams and on hypothesis streams that switch message kinds and surfaces.
+- Healed fragments told invalid without parsing (``_surely_invalid``): whatever it rejects, json.loads
+  rejects too (random bracket/quote soups, every cut of real responses healed as the parser heals them).
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from askgate.a2ui import streaming
 from askgate.a2ui.catalog import A2uiCatalog
+from askgate.a2ui.stream_heal import heal_fragment
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_streaming import _suite_streams
 from tests.support.a2ui_streams import llm_response, random_chunks
@@ -110,3 +115,39 @@ def test_forced_sniff_changes_nothing_on_generated_streams(stream: tuple[str, li
     version, chunks = stream
     fast, slow = _both(_CATALOGS[version], chunks)
     assert fast == slow
+
+
+# ---- healed fragments told invalid without parsing ---------------------------------------------------
+
+_PIECES = ['{', '}', '[', ']', '"', ":", ",", " ", "\n", "\\", '\\"', "a", "1", '"k"', '"k":', "{}", "true"]
+
+
+@settings(max_examples=examples(3000), deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_surely_invalid_only_for_text_json_rejects(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    if streaming._surely_invalid(text):
+        with pytest.raises(ValueError):
+            json.loads(text)
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(st.sampled_from(["0.8", "0.9"]), st.integers(1, 6), st.data())
+def test_surely_invalid_only_for_healed_fragments_json_rejects(version: str, n: int, data: st.DataObject) -> None:
+    """Every cut of a real response, healed as the parser heals it."""
+    text = llm_response(n, version, _CATALOGS[version].catalog_id)
+    start = text.index("{", text.index("components"))
+    end = data.draw(st.integers(start + 1, len(text)))
+    healed = heal_fragment(text[start:end])
+    if healed and streaming._surely_invalid(healed):
+        with pytest.raises(ValueError):
+            json.loads(healed)
+
+
+def test_surely_invalid_cases() -> None:
+    assert streaming._surely_invalid('{"id": "a", "component": {"Text"}}')
+    assert streaming._surely_invalid('{"id": "a", "text":}')
+    assert streaming._surely_invalid('[{ "Text" }]')
+    assert not streaming._surely_invalid('{"id": "a"}')
+    assert not streaming._surely_invalid('["a", "b"]')
+    assert not streaming._surely_invalid('{"a": "x\\"{"}')  # the quote before the last one is escaped
