@@ -270,6 +270,7 @@ class StreamParser:
         self._pids = PlaceholderIds()
         self._ph_comp: dict[str, dict[str, Any]] = {}
         self._ph_dump: dict[str, str] = {}
+        self._ph_list: tuple[list[str], list[dict[str, Any]]] | None = None  # (extras, their components)
         self._ph_shown: dict[Any, set[str]] = {}
         self._ph_ok: dict[Any, set[str]] = {}
         self._ph_bad: dict[Any, set[str]] = {}
@@ -1125,7 +1126,13 @@ class StreamParser:
                 self._started.add(sid)
                 self._surfaces.add(sid)
             if extras:
-                components.extend(map(self._ph_comp.__getitem__, extras))
+                # The placeholder components of this very list (lists are replaced, never changed in
+                # place, and each id has one fixed placeholder object): reused while only a real
+                # component changes, i.e. at most chunks, instead of one look-up per placeholder.
+                cached = self._ph_list
+                if cached is None or cached[0] is not extras:
+                    cached = self._ph_list = (extras, list(map(self._ph_comp.__getitem__, extras)))
+                components.extend(cached[1])
             if self._v09:
                 message: dict[str, Any] = {"version": "v0.9", _UC: {"components": components, "surfaceId": sid}}
             else:
