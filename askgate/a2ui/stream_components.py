@@ -17,7 +17,7 @@ from operator import not_
 from typing import Any, Callable, Container, Mapping
 
 from askgate.a2ui.integrity import catalog_components
-from askgate.a2ui.stream_growth import GROWTH_MIN, all_str, appended_strings, list_at, with_list
+from askgate.a2ui.stream_growth import GROWTH_MIN, UNKNOWN_GROWTH, all_str, appended_strings, list_at, with_list
 
 __all__ = [
     "CHILD_FIELDS",
@@ -351,18 +351,27 @@ def patch_component(shown: Processed, child: Any) -> Processed | None:
 
 
 def grow_component(
-    shown: Processed, src: Any, comp: Any, raw: str, seen: Container[Any], v09: bool, pids: PlaceholderIds
+    shown: Processed,
+    src: Any,
+    comp: Any,
+    raw: str,
+    seen: Container[Any],
+    v09: bool,
+    pids: PlaceholderIds,
+    growth: Any = UNKNOWN_GROWTH,
 ) -> tuple[Processed, list[Any]] | None:
     """``process_component(comp)`` derived from ``shown`` (= ``process_component(src)``, still current:
     no child of it arrived since), with the children that became missing; None when that is not safe.
 
     Safe when ``comp`` is ``src`` with string ids appended to one long children list and the text holds
     no other child field (so that list is the only source of placeholders, in order), no escape, and for
-    v0.8 no data path (those are rewritten elsewhere in the component).
+    v0.8 no data path (those are rewritten elsewhere in the component). ``growth``:
+    ``appended_strings(src, comp)`` when the caller already has it (it is O(list length)).
     """
     if shown.buffer_dependent or shown.shared or "\\u" in raw or (not v09 and '"path"' in raw):
         return None
-    growth = appended_strings(src, comp)
+    if growth is UNKNOWN_GROWTH:
+        growth = appended_strings(src, comp)
     if growth is None:
         return None
     path, keep = growth

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["GROWTH_MIN", "Growth", "all_str", "appended_strings", "list_at", "with_list"]
+__all__ = ["GROWTH_MIN", "UNKNOWN_GROWTH", "Growth", "all_str", "appended_strings", "list_at", "with_list"]
 
 #: Lists shorter than this are simply processed again (the check would cost about as much).
 GROWTH_MIN = 16
 
 #: (path of keys to the list, how many of its old items are kept)
 Growth = tuple[tuple[str, ...], int]
+#: Passed where an ``appended_strings`` result is not known yet (None is a result: "no growth").
+UNKNOWN_GROWTH: Any = object()
 
 _STR_ONLY = frozenset({str})
 

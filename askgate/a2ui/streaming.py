@@ -42,7 +42,7 @@ from askgate.a2ui.stream_components import (
     process_component,
     required_fields,
 )
-from askgate.a2ui.stream_growth import GROWTH_MIN, appended_strings, list_at, with_list
+from askgate.a2ui.stream_growth import GROWTH_MIN, UNKNOWN_GROWTH, appended_strings, list_at, with_list
 from askgate.a2ui.stream_heal import HealScan, heal_fragment
 from askgate.a2ui.stream_topology import Topology
 
@@ -271,6 +271,7 @@ class StreamParser:
         self._ph_comp: dict[str, dict[str, Any]] = {}
         self._ph_dump: dict[str, str] = {}
         self._ph_list: tuple[list[str], list[dict[str, Any]]] | None = None  # (extras, their components)
+        self._growth_memo: tuple[Any, Any, Any] | None = None  # (old, new, appended_strings(old, new))
         self._ph_shown: dict[Any, set[str]] = {}
         self._ph_ok: dict[Any, set[str]] = {}
         self._ph_bad: dict[Any, set[str]] = {}
@@ -848,6 +849,8 @@ class StreamParser:
         if len(self._topo.refs.get(cid, ())) < GROWTH_MIN:
             return None
         growth = appended_strings(old, comp)
+        # The shown form is then usually grown from the same pair (``_reprocess``): kept for it.
+        self._growth_memo = (old, comp, growth)
         if growth is None:
             return None
         path = growth[0]
@@ -1262,7 +1265,9 @@ class StreamParser:
             and raw is not None
             and len(self._topo.refs.get(cid, ())) >= GROWTH_MIN  # a long list may have grown
         ):
-            grown = grow_component(old[0], src, comp, raw, self._seen, self._v09, self._pids)
+            memo = self._growth_memo  # held objects, never mutated: identity means the same pair
+            known = memo[2] if memo is not None and memo[0] is src and memo[1] is comp else UNKNOWN_GROWTH
+            grown = grow_component(old[0], src, comp, raw, self._seen, self._v09, self._pids, known)
             if grown is not None:
                 self._store(cid, grown[0], old, grown[1])
                 return

@@ -6,6 +6,8 @@
   benchmark-like streams and on hypothesis streams that switch message kinds and surfaces.
 - Healed fragments told invalid without parsing (``_surely_invalid``): whatever it rejects, json.loads
   rejects too (random bracket/quote soups, every cut of real responses healed as the parser heals them).
+- A long child list's growth found once per chunk and handed on to ``grow_component``: equal to a fresh
+  ``appended_strings``, actually used, and the same parts as recomputing it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 
 from askgate.a2ui import streaming
 from askgate.a2ui.catalog import A2uiCatalog
+from askgate.a2ui.stream_growth import UNKNOWN_GROWTH, appended_strings
 from askgate.a2ui.stream_heal import heal_fragment
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_streaming import _suite_streams
@@ -151,3 +154,42 @@ def test_surely_invalid_cases() -> None:
     assert not streaming._surely_invalid('{"id": "a"}')
     assert not streaming._surely_invalid('["a", "b"]')
     assert not streaming._surely_invalid('{"a": "x\\"{"}')  # the quote before the last one is escaped
+
+
+# ---- a long child list's growth, computed once per chunk ---------------------------------------------
+
+
+def test_known_growth_is_appended_strings_and_is_used() -> None:
+    """``_reprocess`` hands ``grow_component`` the growth ``_grown_refs`` found for the same pair: it must
+    be what ``appended_strings`` gives, the memo must be hit on the benchmark stream, and recomputing it
+    each time (the general path) must give the same parts."""
+    catalog = _CATALOGS["0.8"]
+    text = llm_response(40, "0.8", catalog.catalog_id)
+    chunks = [text[i : i + 40] for i in range(0, len(text), 40)]
+    real = streaming.grow_component
+    hits = []
+
+    def checked(*args: Any) -> Any:
+        known = args[7]
+        if known is not UNKNOWN_GROWTH:
+            assert known == appended_strings(args[1], args[2])
+            hits.append(known)
+        return real(*args)
+
+    with mock.patch.object(streaming, "grow_component", checked):
+        fast = _records(catalog, chunks)
+    assert len(hits) >= 10 and any(h is not None for h in hits)
+    with mock.patch.object(streaming, "grow_component", lambda *args: real(*args[:7])):
+        assert _records(catalog, chunks) == fast
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.integers(16, 40), st.integers(3, 50), st.sampled_from(["0.8", "0.9"]))
+def test_known_growth_gives_the_general_paths_parts(n: int, size: int, version: str) -> None:
+    catalog = _CATALOGS[version]
+    text = llm_response(n, version, catalog.catalog_id)
+    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    real = streaming.grow_component
+    fast = _records(catalog, chunks)
+    with mock.patch.object(streaming, "grow_component", lambda *args: real(*args[:7])):
+        assert _records(catalog, chunks) == fast
