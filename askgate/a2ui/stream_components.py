@@ -17,7 +17,14 @@ from operator import not_
 from typing import Any, Callable, Container, Mapping
 
 from askgate.a2ui.integrity import catalog_components
-from askgate.a2ui.stream_growth import GROWTH_MIN, UNKNOWN_GROWTH, all_str, appended_strings, list_at, with_list
+from askgate.a2ui.stream_growth import (
+    GROWTH_MIN,
+    UNKNOWN_GROWTH,
+    all_str,
+    appended_strings,
+    list_at,
+    with_list,
+)
 
 __all__ = [
     "CHILD_FIELDS",

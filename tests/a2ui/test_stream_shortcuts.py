@@ -46,7 +46,8 @@ def _records(catalog: A2uiCatalog, chunks: list[str]) -> list[str]:
     out = []
     for chunk in chunks:
         try:
-            out.append(json.dumps([[p.text, p.a2ui_json] for p in parser.process_chunk(chunk)], sort_keys=True))
+            parts = parser.process_chunk(chunk)
+            out.append(json.dumps([[p.text, p.a2ui_json] for p in parts], sort_keys=True))
         except ValueError as exc:
             out.append(f"error: {exc}")
     return out
@@ -63,7 +64,8 @@ def test_forced_sniff_changes_nothing_on_suite_inputs(shared_dir: Path) -> None:
     rng = random.Random(20261130)
     for case_id, catalog, inputs in _suite_streams(shared_dir):
         text = "".join(inputs)
-        for chunks in [inputs] + [random_chunks(text, rng, max_size=rng.choice((2, 7, 40))) for _ in range(3)]:
+        cuts = [random_chunks(text, rng, max_size=rng.choice((2, 7, 40))) for _ in range(3)]
+        for chunks in [inputs, *cuts]:
             fast, slow = _both(catalog, chunks)
             assert fast == slow, case_id
 
@@ -83,11 +85,12 @@ def _kind_switching_streams(draw: st.DrawFn) -> tuple[str, list[str]]:
     model in between, a second surface, a deletion), cut anywhere."""
     version = draw(st.sampled_from(["0.8", "0.9"]))
     sids = draw(st.lists(st.sampled_from(["s", "t"]), min_size=1, max_size=3))
+    catalog_id = _CATALOGS["0.9"].catalog_id
     messages: list[Any] = []
     for sid in sids:
         if version == "0.9":
             pool = [
-                {"version": "v0.9", "createSurface": {"surfaceId": sid, "catalogId": _CATALOGS["0.9"].catalog_id}},
+                {"version": "v0.9", "createSurface": {"surfaceId": sid, "catalogId": catalog_id}},
                 {"version": "v0.9", "updateComponents": {"surfaceId": sid, "components": [
                     {"id": "root", "component": "Column", "children": ["a", "b"]},
                     {"id": "a", "component": "Text", "text": f"hello {sid}"}]}},
@@ -136,7 +139,9 @@ def test_surely_invalid_only_for_text_json_rejects(pieces: list[str]) -> None:
 
 @settings(max_examples=examples(1000), deadline=None)
 @given(st.sampled_from(["0.8", "0.9"]), st.integers(1, 6), st.data())
-def test_surely_invalid_only_for_healed_fragments_json_rejects(version: str, n: int, data: st.DataObject) -> None:
+def test_surely_invalid_only_for_healed_fragments_json_rejects(
+    version: str, n: int, data: st.DataObject
+) -> None:
     """Every cut of a real response, healed as the parser heals it."""
     text = llm_response(n, version, _CATALOGS[version].catalog_id)
     start = text.index("{", text.index("components"))
