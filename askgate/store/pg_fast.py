@@ -257,6 +257,36 @@ async def cas_ask(c: asyncpg.Connection, v: dict[str, Any], expected_version: in
     return r[0] == 1, ((r[1], r[2]) if r[1] is not None else None)
 
 
+_CAS_MANY = (
+    "WITH v AS (SELECT * FROM unnest($1::varchar[], $2::int[], $3::varchar[], $4::bool[], $5::varchar[], "
+    "$6::varchar[], $7::varchar[], $8::varchar[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::int[]) "
+    "AS v(id, version, state, terminal, dialect, asker, session_id, external_id, updated_at, next_wake_at, record, "
+    "expected)), "
+    "u AS (UPDATE asks SET version=v.version, state=v.state, terminal=v.terminal, dialect=v.dialect, asker=v.asker, "
+    "session_id=v.session_id, external_id=v.external_id, updated_at=v.updated_at, next_wake_at=v.next_wake_at, "
+    "record=v.record FROM v WHERE asks.id = v.id AND asks.version = v.expected RETURNING asks.id), "
+    "hd AS (UPDATE chain_heads SET length = chain_heads.length FROM u "
+    "WHERE chain_heads.chain_kind = 'ask' AND chain_heads.chain_id = u.id "
+    "RETURNING chain_heads.chain_id, chain_heads.length, chain_heads.head_hash) "
+    "SELECT (SELECT count(*) FROM u), hd.chain_id, hd.length, hd.head_hash FROM (SELECT 1) AS one "
+    "LEFT JOIN hd ON true")
+
+
+async def cas_many(c: asyncpg.Connection, updates: Sequence[tuple[dict[str, Any], int]]
+                   ) -> tuple[int, dict[str, tuple[int, str | None]]]:
+    """Many compare-and-sets (offers unchanged) in one round trip, each ask's chain head locked as
+    :func:`cas_ask` locks it: (rows matched, {ask id: (length, head_hash)} for the asks that have a head).
+    Deadline settlement writes hundreds of asks per transaction; one statement each made it round-trip
+    bound (about 1,200 settlements a second instead of the 1,667 a 100,000-deadline minute needs)."""
+    cols: list[list[Any]] = [[] for _ in range(12)]
+    for v, expected in updates:
+        for i, x in enumerate((v["id"], *_ask_args(v), expected)):
+            cols[i].append(x)
+    rows = await c.fetch(_CAS_MANY, *cols)
+    heads = {r[1]: (r[2], r[3]) for r in rows if r[1] is not None}
+    return (rows[0][0] if rows else 0), heads
+
+
 async def lock_head(c: asyncpg.Connection, kind: str, chain_id: str) -> tuple[int, str | None]:
     """Create-or-lock a chain head in one round trip: the upsert locks the row either way, and returns
     what it holds (a fresh head is length 0, no hash)."""

@@ -308,6 +308,18 @@ class Tx:
         """Several compare-and-sets ``(row, expected_version, offers_changed)``; all or :class:`VersionConflict`.
         On SQLite one executemany (deadline settlement writes hundreds at a time)."""
         if self._pg:
+            same_offers = [(row, expected) for row, expected, offers_changed in updates if not offers_changed]
+            if self.raw is not None and len(same_offers) > 1:
+                matched, heads = await pgf.cas_many(self.raw, [(_row_values(row, self.now), expected)
+                                                               for row, expected in same_offers])
+                if matched != len(same_offers):
+                    raise VersionConflict(same_offers[0][0].id, same_offers[0][1])
+                for row, _expected in same_offers:
+                    head = heads.get(row.id)
+                    if head is not None and ("ask", row.id) not in self._heads:  # locked by the statement
+                        self._heads[("ask", row.id)] = [head[0], head[1], True]
+                    self.changed.add(row.id)
+                updates = [u for u in updates if u[2]]
             for row, expected, offers_changed in updates:
                 await self.cas_ask(row, expected, offers_changed=offers_changed)
             return

@@ -286,3 +286,38 @@ async def test_secret_deletion_waits_for_the_end_but_keeps_its_order(store: Stor
         await tx.put_secret("s", "other", "four")
         await tx.delete_secrets("s")
     assert await store.get_secret("s", "authorization") is None and await store.get_secret("s", "other") is None
+
+
+async def test_batched_compare_and_set_matches_one_by_one_and_refuses_a_stale_version(store: Store) -> None:
+    """Tx.cas_asks on PostgreSQL writes asks with unchanged offers in one statement (pg_fast.cas_many): the
+    rows and audit chains end as the one-by-one Core path leaves them, and one stale version refuses the
+    whole batch (nothing of it is kept)."""
+    for prefix in ("many", "core"):
+        for i in range(3):
+            await core_write(store, T0, lambda tx, a=f"{prefix}{i}": scenario(tx, a, 0))
+            await core_write(store, T0, lambda tx, a=f"{prefix}{i}": scenario(tx, a, 1))
+
+    def done(ask_id: str) -> AskRow:
+        return row(ask_id, version=3, state="answered", offered=("amy", "cat"), terminal=True)
+
+    now = T0 + timedelta(seconds=2)
+    async with store.write(now) as tx:
+        assert tx.raw is not None
+        await tx.cas_asks([(done(f"many{i}"), 2, False) for i in range(3)])
+        for i in range(3):
+            await tx.append_audit("ask", f"many{i}", factory("answered"))
+
+    async def one_by_one(tx: Tx) -> None:
+        for i in range(3):
+            await tx.cas_ask(done(f"core{i}"), 2, offers_changed=False)
+            await tx.append_audit("ask", f"core{i}", factory("answered"))
+
+    await core_write(store, now, one_by_one)
+    for i in range(3):
+        many, core = await dump(store, f"many{i}"), await dump(store, f"core{i}")
+        assert many == core and many["ask"]
+        assert verify_chain(await store.audit_chain("ask", f"many{i}")).ok
+    with pytest.raises(VersionConflict):
+        async with store.write(now) as tx:  # many1 is at version 3 now: 2 is stale
+            await tx.cas_asks([(row("many0", version=4, state="x"), 3, False), (row("many1", version=4), 2, False)])
+    assert (await store.get_ask("many0")).version == 3  # type: ignore[union-attr]
