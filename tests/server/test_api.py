@@ -13,6 +13,7 @@ import pytest
 from askgate.server.app import create_app
 from askgate.server.settings import Settings
 from tests.support import askdocs
+from tests.support.lifespan import start_lifespan
 
 PROBLEM = "application/problem+json"
 
@@ -33,17 +34,7 @@ async def api(db_url: str) -> AsyncIterator[Api]:
     """The app with its lifespan entered and left in one task (anyio cancel scopes in mounted apps'
     lifespans must exit in the task that entered them; pytest-asyncio tears fixtures down in another)."""
     app = create_app(Settings(db_url=db_url, auth_cache_seconds=0, log_level="warning"))
-    started, stop = asyncio.Event(), asyncio.Event()
-
-    async def run() -> None:
-        async with app.router.lifespan_context(app):
-            started.set()
-            await stop.wait()
-
-    task = asyncio.create_task(run())
-    await asyncio.wait({task, asyncio.create_task(started.wait())}, return_when=asyncio.FIRST_COMPLETED)
-    if task.done():
-        task.result()  # start-up failed: raise its error
+    stop, task = await start_lifespan(app)
     try:
         store = app.state.store
         tokens = {"admin": await store.ensure_first_admin()}

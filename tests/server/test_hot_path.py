@@ -7,7 +7,6 @@ must match, once ids and clock readings (which differ between two databases) are
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from askgate.server.app import create_app
 from askgate.server.hot import HotPath, _create_params
 from askgate.server.settings import Settings
 from tests.support import askdocs
+from tests.support.lifespan import start_lifespan
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
@@ -42,18 +42,7 @@ async def _side(tmp: Path, name: str, *, hot_path: bool, stack: list[Any]) -> Si
     app = create_app(Settings(db_url=f"sqlite:///{tmp / (name + '.db')}", auth_cache_seconds=0, log_level="warning"))
     if not hot_path:
         app.user_middleware = [m for m in app.user_middleware if m.cls is not HotPath]
-    started, stop = asyncio.Event(), asyncio.Event()
-
-    async def run() -> None:
-        async with app.router.lifespan_context(app):
-            started.set()
-            await stop.wait()
-
-    task = asyncio.create_task(run())
-    await asyncio.wait({task, asyncio.create_task(started.wait())}, return_when=asyncio.FIRST_COMPLETED)
-    if task.done():
-        task.result()
-    stack.append((stop, task))
+    stack.append(await start_lifespan(app))
     store = app.state.store
     tokens = {"admin": await store.ensure_first_admin()}
     for pid, role in (("agent", "asker"), ("bob", "respondent"), ("eve", "respondent")):
