@@ -68,16 +68,8 @@ def parse_request(doc: Any, **opts: Any) -> Ask:
 
 
 def validate_request(doc: Any, **opts: Any) -> list[Fault]:
-    """The verdict alone: every fault :func:`parse_request` would raise, ``[]`` for a valid request.
-
-    Every codec offers it; this dialect's :func:`parse_request` is already fast enough that the verdict is
-    simply its faults.
-    """
-    try:
-        parse_request(doc, **opts)
-    except AskgateError as exc:
-        return list(exc.faults)
-    return []
+    """The verdict alone: every fault :func:`parse_request` would raise, ``[]`` for a valid request."""
+    return common.faults_of(parse_request, doc, **opts)
 
 
 def parse_request_bytes(data: bytes | str, **opts: Any) -> Ask:

@@ -8,12 +8,13 @@ optional and adds ``_meta`` and multi-select lists), which the callers choose wi
 from __future__ import annotations
 
 from datetime import datetime
+from collections.abc import Callable
 from typing import Any
 
 from askgate.core.answers import check_value, normalise_value
 from askgate.core.construct import construct, make, template
 from askgate.core.model import Answer, AnswerSpec, Ask, Deadline, FormSpec, Respondent
-from askgate.errors import Fault, pointer_join, raise_if_faults
+from askgate.errors import AskgateError, Fault, pointer_join, raise_if_faults
 from askgate.protocols.flat_schema import WRAPPED_FIELD, as_form, parse_requested_schema
 
 ACTIONS = ("accept", "decline", "cancel")
@@ -131,3 +132,13 @@ def ask_options(opts: dict[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("respondent"), dict):
         out["respondent"] = Respondent.model_validate(out["respondent"])
     return out
+
+
+def faults_of(parse: Callable[..., Ask], doc: Any, **opts: Any) -> list[Fault]:
+    """The verdict of ``parse`` alone: every fault it would raise, ``[]`` for a valid request. The
+    elicitation codecs' ``parse_request`` is fast enough that their ``validate_request`` is just this."""
+    try:
+        parse(doc, **opts)
+    except AskgateError as exc:
+        return list(exc.faults)
+    return []
