@@ -138,7 +138,7 @@ async def test_timeout_disposition_when_nobody_answers(gate: Askgate, dispositio
     assert result["decision"] == decision and result["reason_codes"] == ["ask_timeout"]
     assert result["policy_data"]["askgate"]["decided_by"] == "timeout"
     assert "approver" not in result["policy_data"]["askgate"]
-    assert 0.9 <= elapsed < 1 + 5  # settled by the scheduler at the deadline, before the submit's grace ran out
+    assert 0.9 <= elapsed < 5  # settled by the scheduler at the 1 s deadline, not by the submit giving up
 
 
 async def test_approver_answering_ask_is_refused_and_the_ask_stays_pending(gate: Askgate) -> None:
