@@ -157,16 +157,16 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None,
                 if store is None:
                     await st.close()
 
-    app = FastAPI(title="askgate", version="0.1.0", lifespan=lifespan,
+    from askgate.server.hot import HotFastAPI
+
+    # HotFastAPI: create/answer served in front of the middleware stack (askgate/server/hot.py)
+    app = HotFastAPI(title="askgate", version="0.1.0", lifespan=lifespan,
                   description="One broker for every way an AI agent stops to ask. See docs/http-api.md.")
     app.state.settings = settings
     app.state.auth_cache = _AuthCache(settings.auth_cache_seconds)
     problems.install(app)
-    from askgate.server.hot import HotPath
-
-    app.state.authenticate = principal
-    app.add_middleware(HotPath)  # create/answer without the router and dependency solving (askgate/server/hot.py)
-    app.add_middleware(problems.CrashGuard)  # added last, so outermost: it also guards HotPath
+    app.state.authenticate = principal  # also what HotFastAPI authenticates with
+    app.add_middleware(problems.CrashGuard)  # outermost of the user middleware
     _routes(app, settings)
     from askgate.server.aqp_endpoint import router as aqp_router
 

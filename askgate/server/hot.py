@@ -1,13 +1,14 @@
 """A short way in for the two busiest requests: create an ask, answer an ask.
 
-Under load the broker spends a fifth of its CPU in Starlette's router, FastAPI's request/response wrapper
-and its dependency and parameter solving before the endpoint runs. This ASGI middleware recognises
-``POST /v1/asks`` and ``POST /v1/asks/{ask_id}/answer`` itself and calls the *same endpoint functions*
-the FastAPI routes call (so every check, the idempotency hash, the view and the response are the
-same code), authenticating with the same function as the ``Who`` dependency. Errors go to the app's own
-exception handlers (found by the exception's MRO, as Starlette does), so problems are the same RFC 9457
-documents; anything unexpected propagates to :class:`~askgate.server.problems.CrashGuard`, which wraps
-this middleware.
+Under load the broker spent a fifth of its CPU in Starlette's router, FastAPI's request/response wrapper
+and its dependency and parameter solving before the endpoint ran, and a few per cent more in the layers
+every request crosses first (FastAPI's error, telemetry and body-limit middleware). :class:`HotFastAPI`
+recognises ``POST /v1/asks`` and ``POST /v1/asks/{ask_id}/answer`` before any of that and calls the *same
+endpoint functions* the FastAPI routes call (so every check, the idempotency hash, the view and the
+response are the same code), authenticating with the same function as the ``Who`` dependency. Errors go
+to the app's own exception handlers (found by the exception's MRO, as Starlette does), so problems are
+the same RFC 9457 documents; anything unexpected becomes the same bare 500 as
+:class:`~askgate.server.problems.CrashGuard` makes.
 
 It takes only what it can parse exactly as FastAPI would: a create whose query has nothing but
 ``respondent`` (any number, none blank) and at most one non-blank ``dialect``; every other create (a
@@ -22,8 +23,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
+from fastapi import FastAPI
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
+
+from askgate.server.problems import guarded
 
 ANSWER_PREFIX = "/v1/asks/"
 ANSWER_SUFFIX = "/answer"
@@ -31,29 +35,25 @@ CREATE_PARAMS = frozenset({"respondent", "dialect"})
 
 
 class HotPath:
-    """ASGI middleware; the app must have put its endpoints into ``app.state.hot_endpoints`` and its
-    authentication function into ``app.state.authenticate``."""
+    """Recognises the two busy requests and serves them; the app must have put its endpoints into
+    ``app.state.hot_endpoints`` and its authentication function into ``app.state.authenticate``."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def match(self, scope: Scope) -> tuple[str, dict[str, Any]] | None:
+        """(which endpoint, its parameters) when this request is one the hot path serves exactly."""
+        if scope["method"] != "POST" or scope.get("root_path"):
+            return None
+        path: str = scope["path"]
+        if path == "/v1/asks":
+            params = _create_params(scope.get("query_string", b""))
+            return ("create", params) if params is not None else None
+        if path.startswith(ANSWER_PREFIX) and path.endswith(ANSWER_SUFFIX):
+            ask_id = path[len(ANSWER_PREFIX):-len(ANSWER_SUFFIX)]
+            if ask_id and "/" not in ask_id:  # what the route's {ask_id} ([^/]+) matches
+                return "answer", {"ask_id": ask_id}
+        return None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
-            path: str = scope["path"]
-            if path == "/v1/asks":
-                params = _create_params(scope.get("query_string", b""))
-                if params is not None:
-                    await self._run(scope, receive, send, "create", params)
-                    return
-            elif path.startswith(ANSWER_PREFIX) and path.endswith(ANSWER_SUFFIX):
-                ask_id = path[len(ANSWER_PREFIX):-len(ANSWER_SUFFIX)]
-                if ask_id and "/" not in ask_id:  # what the route's {ask_id} ([^/]+) matches
-                    await self._run(scope, receive, send, "answer", {"ask_id": ask_id})
-                    return
-        await self.app(scope, receive, send)
-
-    async def _run(self, scope: Scope, receive: Receive, send: Send, which: str, params: dict[str, Any]) -> None:
-        app = scope["app"]
+    async def _run(self, app: Any, scope: Scope, receive: Receive, send: Send, which: str,
+                   params: dict[str, Any]) -> None:
         request = Request(scope, receive, send)
         try:
             who = await app.state.authenticate(request)
@@ -65,6 +65,23 @@ class HotPath:
                 raise
             response = await handler(request, exc)
         await response(scope, receive, send)
+
+
+class HotFastAPI(FastAPI):
+    """FastAPI with :class:`HotPath` in front of its middleware stack (``hot_path = None`` turns it off)."""
+
+    hot_path: HotPath | None = HotPath()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hot = self.hot_path
+        if hot is not None and scope["type"] == "http":
+            found = hot.match(scope)
+            if found is not None:
+                scope["app"] = self  # what Starlette.__call__ sets; Request.app and the handlers read it
+                which, params = found
+                await guarded(lambda s, r, w: hot._run(self, s, r, w, which, params), scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
 
 
 def _create_params(query_string: bytes) -> dict[str, Any] | None:

@@ -18,8 +18,18 @@ def _redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+_debug = False
+
+
+def debug_enabled() -> bool:
+    """Whether debug lines are written: per-request lines are then built (not for nothing at other levels)."""
+    return _debug
+
+
 def configure(level: str = "info") -> None:
+    global _debug
     lvl = getattr(logging, level.upper(), logging.INFO)
+    _debug = lvl <= logging.DEBUG
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -15,6 +15,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from askgate.broker.errors import BrokerError
 from askgate.errors import AskgateError, Fault, pointer_join
+from askgate.server import logs
 
 PROBLEM_TYPE = "https://askgate.dev/problems/"
 MEDIA_TYPE = "application/problem+json"
@@ -83,28 +84,34 @@ class CrashGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-        status = 0
-        t0 = time.perf_counter()
+        await guarded(self.app, scope, receive, send)
 
-        async def guarded_send(message: Any) -> None:
-            nonlocal started, status
-            if message["type"] == "http.response.start":
-                started = True
-                status = message["status"]
-            await send(message)
 
-        try:
-            await self.app(scope, receive, guarded_send)
+async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Run ``app`` for one HTTP request; an exception it lets through becomes a bare 500 problem."""
+    started = False
+    status = 0
+    t0 = time.perf_counter()
+
+    async def guarded_send(message: Any) -> None:
+        nonlocal started, status
+        if message["type"] == "http.response.start":
+            started = True
+            status = message["status"]
+        await send(message)
+
+    try:
+        await app(scope, receive, guarded_send)
+        if logs.debug_enabled():
             log.debug("request", method=scope.get("method"), path=scope.get("path"), status=status,
                       ms=round((time.perf_counter() - t0) * 1000, 2))
-        except Exception as exc:  # noqa: BLE001 - last line of defence
-            log.error("unhandled_error", error=type(exc).__name__, path=scope.get("path"))
-            if started:
-                return
-            body = json.dumps({"type": PROBLEM_TYPE + "internal", "title": "Internal Server Error", "status": 500,
-                               "code": "internal", "faults": []}).encode()
-            await send({"type": "http.response.start", "status": 500,
-                        "headers": [(b"content-type", MEDIA_TYPE.encode()),
-                                    (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
+    except Exception as exc:  # noqa: BLE001 - last line of defence
+        log.error("unhandled_error", error=type(exc).__name__, path=scope.get("path"))
+        if started:
+            return
+        body = json.dumps({"type": PROBLEM_TYPE + "internal", "title": "Internal Server Error", "status": 500,
+                           "code": "internal", "faults": []}).encode()
+        await send({"type": "http.response.start", "status": 500,
+                    "headers": [(b"content-type", MEDIA_TYPE.encode()),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

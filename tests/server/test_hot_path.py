@@ -41,7 +41,7 @@ class Side:
 async def _side(tmp: Path, name: str, *, hot_path: bool, stack: list[Any]) -> Side:
     app = create_app(Settings(db_url=f"sqlite:///{tmp / (name + '.db')}", auth_cache_seconds=0, log_level="warning"))
     if not hot_path:
-        app.user_middleware = [m for m in app.user_middleware if m.cls is not HotPath]
+        app.hot_path = None
     stack.append(await start_lifespan(app))
     store = app.state.store
     tokens = {"admin": await store.ensure_first_admin()}
@@ -84,9 +84,10 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = HotPath._run
 
-    async def spy(self: HotPath, scope: Any, receive: Any, send: Any, which: str, params: dict[str, Any]) -> None:
+    async def spy(self: HotPath, app: Any, scope: Any, receive: Any, send: Any, which: str,
+                  params: dict[str, Any]) -> None:
         seen.append(which)
-        await real(self, scope, receive, send, which, params)
+        await real(self, app, scope, receive, send, which, params)
 
     monkeypatch.setattr(HotPath, "_run", spy)
     return seen
@@ -148,3 +149,17 @@ def test_create_params_bind_as_fastapi_does() -> None:
                   b"respondent"):
         assert _create_params(query) is None, query
     assert hot.CREATE_PARAMS == {"respondent", "dialect"}
+
+
+async def test_an_unexpected_error_on_the_hot_path_is_a_bare_500(sides: tuple[Side, Side], served: list[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hot path runs in front of FastAPI's middleware stack, so it must guard itself as CrashGuard does."""
+    from askgate.broker import Broker
+
+    async def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Broker, "create", broken)
+    r, _ = await both(sides, "POST", "/v1/asks?respondent=bob", "agent", json=askdocs.a2a())
+    assert r.status_code == 500 and r.json()["code"] == "internal" and "a bug" not in r.text
+    assert served == ["create"]
