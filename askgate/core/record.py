@@ -167,7 +167,25 @@ def _parse_dt(value: str | None) -> datetime | None:
 REDACTED = "<redacted>"
 
 
+# An ask never changes once made (frozen model) while its record is rewritten at every step: its JSON is
+# made once per Ask object. Keyed by identity, the Ask kept in the entry so its id cannot be reused.
+_MAX_ASK_JSON = 1024
+_ask_json: dict[int, tuple[Ask, dict[str, Any]]] = {}
+
+
 def _ask_to_json(ask: Ask) -> dict[str, Any]:
+    """The ask's JSON (shared between the records of one ask: read-only, as every record dict is)."""
+    made = _ask_json.get(id(ask))
+    if made is not None and made[0] is ask:
+        return made[1]
+    data = _dump_ask(ask)
+    if len(_ask_json) >= _MAX_ASK_JSON:
+        del _ask_json[next(iter(_ask_json))]
+    _ask_json[id(ask)] = (ask, data)
+    return data
+
+
+def _dump_ask(ask: Ask) -> dict[str, Any]:
     data = ask.model_dump(mode="json", exclude={"delivery": {"authorization"}})
     if ask.delivery.authorization is not None:
         data["original"] = _redact(data.get("original"), ask.delivery.authorization.get_secret_value())

@@ -23,6 +23,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from askgate.store import tables as t
 from askgate.store.engine import Engines, asyncpg_dsn, create_engines, normalise_url
 from askgate.store import pg_fast as pgf
+from askgate.store import record_memo
 from askgate.store import sqlite_fast as fast
 from askgate.store.group import GroupCommit
 from askgate.store.jsontext import dumps_text
@@ -151,8 +152,14 @@ def _row_values(row: AskRow, now: datetime) -> dict[str, Any]:
         "created_at": row.created_at,
         "updated_at": now,
         "next_wake_at": row.next_wake_at,
-        "record": _dumps(row.record),
+        "record": _dumped_record(row.record),
     }
+
+
+def _dumped_record(doc: dict[str, Any]) -> str:
+    text = _dumps(doc)
+    record_memo.remember(text, doc)  # read back soon (an answer follows its create): no json.loads then
+    return text
 
 
 def _from_db(r: Any, offered: tuple[str, ...]) -> AskRow:
@@ -177,14 +184,14 @@ def _from_tuple(r: tuple[Any, ...], offered: tuple[str, ...]) -> AskRow:
     """A row of :data:`sqlite_fast.ASK_COLUMNS` (the raw SQLite path) -> AskRow, as :func:`_from_db` does."""
     return AskRow(id=r[0], version=r[1], state=r[2], terminal=bool(r[3]), dialect=r[4], asker=r[5], session_id=r[6],
                   external_id=r[7], created_at=fast.dt_in(r[8]), updated_at=fast.dt_in(r[9]),  # type: ignore[arg-type]
-                  next_wake_at=fast.dt_in(r[10]), record=json.loads(r[11]), offered_to=offered)
+                  next_wake_at=fast.dt_in(r[10]), record=record_memo.decode(r[11]), offered_to=offered)
 
 
 def _from_record(r: Any) -> AskRow:
     """A row of :data:`pg_fast.ASK_COLUMNS` plus its offers array (the raw PostgreSQL path) -> AskRow."""
     return AskRow(id=r[0], version=r[1], state=r[2], terminal=r[3], dialect=r[4], asker=r[5], session_id=r[6],
                   external_id=r[7], created_at=r[8].astimezone(UTC), updated_at=r[9].astimezone(UTC),
-                  next_wake_at=r[10].astimezone(UTC) if r[10] is not None else None, record=json.loads(r[11]),
+                  next_wake_at=r[10].astimezone(UTC) if r[10] is not None else None, record=record_memo.decode(r[11]),
                   offered_to=tuple(sorted(r[12])))
 
 
