@@ -35,7 +35,7 @@ Additions to the contract in broker-interface.md (all additive):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -43,7 +43,7 @@ from . import consent as consent_rules
 from .audit_data import ask_summary, ijson
 from .consent import ConsentState
 from .model import Answer, ApprovalDecision, ApprovalSpec, Ask, Capability, IntentExtension, Respondent
-from .record import TERMINAL, AskRecord, ConsentStatus, Hold, State, Vote
+from .record import TERMINAL, AskRecord, ConsentStatus, Hold, State, Vote, evolve
 from .routing import EscalationStep, Routing, decide
 
 __all__ = [
@@ -378,7 +378,7 @@ class _Draft:
         self.effects: list[Effect] = []
 
     def set(self, **changes: Any) -> None:
-        self.record = replace(self.record, **changes)
+        self.record = evolve(self.record, **changes)
 
     def log(self, step_type: str, data: dict[str, Any], **ids: str) -> None:
         self.audit.append((step_type, ijson(data), ids))
@@ -388,7 +388,7 @@ class _Draft:
             assert old is not None
             return Transition(old)
         version = (old.version if old is not None else 0) + 1
-        rec = replace(self.record, version=version)
+        rec = evolve(self.record, version=version)
         session, rhash = rec.ask.session_id, _request_hash(rec.ask)
         events = tuple(
             AuditEvent(ask_id=rec.id, step_type=step, at=self.now, version=version, data=data,

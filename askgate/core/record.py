@@ -9,7 +9,7 @@ field happens to be called ``decision`` never get confused on the way back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -20,7 +20,7 @@ from .consent import ConsentState
 from .model import Answer, ApprovalDecision, Ask
 from .routing import Routing
 
-__all__ = ["TERMINAL", "AskRecord", "ConsentStatus", "Hold", "State", "Vote", "answer_to_json", "iso"]
+__all__ = ["TERMINAL", "AskRecord", "ConsentStatus", "Hold", "State", "Vote", "answer_to_json", "evolve", "iso"]
 
 
 class State(StrEnum):
@@ -150,6 +150,22 @@ class AskRecord:
         secret = SecretStr(authorization) if authorization is not None else None
         delivery = self.ask.delivery.model_copy(update={"authorization": secret})
         return replace(self, ask=self.ask.model_copy(update={"delivery": delivery}))
+
+
+_RECORD_FIELDS = frozenset(f.name for f in fields(AskRecord))
+
+
+def evolve(record: AskRecord, **changes: Any) -> AskRecord:
+    """``dataclasses.replace(record, **changes)`` without its per-call field introspection and ``__init__``
+    (the lifecycle makes several per step). AskRecord has no ``__post_init__``, no ``init=False`` field and
+    no default factory, so a copy of its attributes with the changes is exactly what ``replace`` builds."""
+    if not changes.keys() <= _RECORD_FIELDS:
+        raise TypeError(f"AskRecord has no field(s) {sorted(set(changes) - _RECORD_FIELDS)}")
+    new = object.__new__(AskRecord)
+    attrs = new.__dict__  # frozen blocks attribute assignment, not the instance's own dict
+    attrs.update(record.__dict__)
+    attrs.update(changes)
+    return new
 
 
 def iso(value: datetime | None) -> str | None:

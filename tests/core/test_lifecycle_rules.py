@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from askgate.core.lifecycle import (
     AskRecord,
@@ -55,6 +58,7 @@ from tests.core.lifecycle_support import (
     opened,
     text,
 )
+from tests.support.scale import examples
 
 
 def effects_of(t, kind):
@@ -665,3 +669,25 @@ def test_past_expiry_tells_the_broker_to_release_nothing_more() -> None:
     assert r.state is State.ANSWERED
     assert not past_expiry(r, at(9.999)) and past_expiry(r, at(10))
     assert not past_expiry(opened(form_ask(), ALICE).record, at(10**6))
+
+
+@settings(max_examples=examples(200))
+@given(version=st.integers(1, 9), state=st.sampled_from(list(State)), level=st.integers(0, 3),
+       signals=st.lists(st.sampled_from(["outcome_known", "release"]), max_size=2).map(tuple),
+       settled_by=st.none() | st.sampled_from(["deadline", "respondent"]))
+def test_evolve_builds_what_dataclasses_replace_builds(version: int, state: State, level: int,
+                                                       signals: tuple[str, ...], settled_by: str | None) -> None:
+    from dataclasses import replace
+
+    from askgate.core.record import evolve
+
+    rec = opened(aqp_ask(), ALICE).record
+    changes = {"version": version, "state": state, "escalation_level": level, "signals": signals,
+               "settled_by": settled_by}
+    got, want = evolve(rec, **changes), replace(rec, **changes)
+    assert got == want and type(got) is AskRecord and got.__dict__ == want.__dict__
+    assert rec == opened(aqp_ask(), ALICE).record  # the original is untouched
+    with pytest.raises(TypeError):
+        evolve(rec, no_such_field=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.version = 5  # type: ignore[misc]
