@@ -226,7 +226,7 @@ class Tx:
     _heads: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
     _entries: list[dict[str, Any]] = field(default_factory=list)
     raw: Any = None  # PostgreSQL: the asyncpg connection under ``conn``, in the same transaction (pg_fast.py)
-    _fresh: set[str] = field(default_factory=set)  # PostgreSQL: asks inserted by this transaction
+    _fresh: set[str] = field(default_factory=set)  # asks inserted by this transaction (their chains start now)
     _drop_secrets: list[str] = field(default_factory=list)  # PostgreSQL: secret deletions sent at the end
 
     @property
@@ -268,6 +268,7 @@ class Tx:
             fast.insert_ask(db, _row_values(row, self.now))
             fast.set_offers(db, row.id, row.offered_to, replace=False)
             self.changed.add(row.id)
+            self._fresh.add(row.id)
             return
         if self.raw is not None:
             await pgf.insert_ask(self.raw, _row_values(row, self.now), list(dict.fromkeys(row.offered_to)))
@@ -352,9 +353,14 @@ class Tx:
         key = (chain_kind, chain_id)
         head = self._heads.get(key)
         if head is None and not self._pg:
-            found_raw = fast.chain_head(fast.dbapi(self.conn), chain_kind, chain_id)
-            head = [found_raw[0], found_raw[1], True] if found_raw is not None else [0, None, False]
-            self._heads[key] = head
+            if chain_kind == "ask" and chain_id in self._fresh:
+                # the chain of an ask this transaction inserted starts now: its head is inserted at the end
+                # (if a head existed after all, that insert fails the unit: a chain is never forked)
+                head = self._heads[key] = [0, None, False]
+            else:
+                found_raw = fast.chain_head(fast.dbapi(self.conn), chain_kind, chain_id)
+                head = [found_raw[0], found_raw[1], True] if found_raw is not None else [0, None, False]
+                self._heads[key] = head
         if head is None and self.raw is not None:
             if chain_kind == "ask" and chain_id in self._fresh:
                 # the chain of an ask this transaction inserted starts now: its head is inserted at the end

@@ -188,3 +188,26 @@ async def test_claim_due_hands_each_ask_to_one_claimer(store: Store, backend: st
         await claimer()
         assert len(seen[0]) == 6
     assert "later" not in sum(seen, []) and "over" not in sum(seen, [])
+
+
+async def test_a_fresh_asks_chain_starts_at_zero_and_is_never_forked(store: Store) -> None:
+    """A transaction that inserts an ask starts that ask's chain without reading its head first (the id is
+    a fresh UUID); should a chain exist under that id after all (only by misuse) the write fails whole."""
+    async with store.write(T0) as tx:
+        await tx.insert_ask(row("new"))
+        first = await tx.append_audit("ask", "new", factory("created"))
+        second = await tx.append_audit("ask", "new", factory("offered"))
+    chain = await store.audit_chain("ask", "new")
+    assert [e["entry_hash"] for e in chain] == [first["entry_hash"], second["entry_hash"]]
+    assert chain[0].get("previous_hash") is None and verify_chain(chain).ok
+
+    async with store.write(T0) as tx:
+        await tx.append_audit("ask", "taken", factory("orphan"))
+    with pytest.raises(Exception) as caught:  # noqa: PT011 - sqlite3.IntegrityError or asyncpg's UniqueViolationError
+        async with store.write(T0) as tx:
+            await tx.insert_ask(row("taken"))
+            await tx.append_audit("ask", "taken", factory("created"))
+    assert "unique" in str(caught.value).lower()
+    assert await store.get_ask("taken") is None
+    chain = await store.audit_chain("ask", "taken")
+    assert [e["step_type"] for e in chain] == ["orphan"] and await store.chain_head("ask", "taken") == chain[0]["entry_hash"]
