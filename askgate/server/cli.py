@@ -78,6 +78,7 @@ async def _serve(settings: Settings, tls: dict[str, object]) -> None:
             scheme = "https" if tls else "http"
             typer.echo(f"askgate: serving on {scheme}://{settings.host}:{settings.port}  (OpenAPI: /openapi.json)",
                        err=True)
+            _settle_the_heap()
             config = uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False,
                                     log_level="warning", timeout_graceful_shutdown=5, **tls)  # type: ignore[arg-type]
             await uvicorn.Server(config).serve()
@@ -85,6 +86,18 @@ async def _serve(settings: Settings, tls: dict[str, object]) -> None:
             await broker.stop()
     finally:
         await store.close()
+
+
+def _settle_the_heap() -> None:
+    """Move the ~250,000 objects of start-up (FastAPI, pydantic schemas, the A2A and MCP SDKs) out of the
+    cyclic collector's sight, and let it run on 10,000 new container objects rather than 700: it was
+    re-walking them every few hundred requests, ~5% of the CPU of a busy broker. Requests free nearly all
+    they allocate by reference counting; the collector is for the rare cycle."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
 
 
 def _build_app(settings: Settings, broker: Broker) -> Any:
