@@ -61,11 +61,16 @@ def _orjson_safe(value: Any) -> bool:
         return -_INT_MAX <= value <= _INT_MAX
     if t is dict:
         for k, v in value.items():
-            if type(k) is not str or (not k.isascii() and max(k) >= _NON_BMP) or not _orjson_safe(v):
+            if type(k) is not str or (not k.isascii() and max(k) >= _NON_BMP):
+                return False
+            if type(v) is not str and not _orjson_safe(v):  # (a str leaf is safe: skip the call)
                 return False
         return True
     if t is list or t is tuple:
-        return all(_orjson_safe(v) for v in value)
+        for v in value:
+            if type(v) is not str and not _orjson_safe(v):
+                return False
+        return True
     return False
 
 
