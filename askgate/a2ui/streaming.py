@@ -65,6 +65,9 @@ _STOP_IN = re.compile(r'["\\]')
 _STOP_OUT_DUE = re.compile(r'["{}\[\]:,]')
 _STOP_IN_DUE = re.compile(r'["\\:,}\]]')
 _DELIMS = frozenset('":,}]')
+# The tokens of a run (``_scan_run``): a string without escapes closed in the chunk, or a structural
+# character; a lone quote (a string left open or holding an escape) ends the run.
+_RUN_TOKEN = re.compile(r'"[^"\\]*"|["{}\[\]:]')
 # Last letters of the quoted terms tracked in the buffer (a quote after anything else ends no term).
 _TERM_ENDS = frozenset("dtsel")
 # Raw lengths of the keys noted per open object: id, component and the message kinds.
@@ -278,6 +281,7 @@ class StreamParser:
         self._schema_valid = _schema_verdict(self._validator, self._v09)
         self._children_cache: tuple[Any, int, dict[str, bool]] = (None, 0, {})
         self._buf_version = 0
+        self._fast_scan = True  # False: every character goes through the general loop (tests compare both)
 
     # =================================================================================================
     # Text level.
@@ -355,6 +359,7 @@ class StreamParser:
         self._quote_terms = {t: [] for t in ('"surfaceId"', '"root"', '"components"', f'"{self._dm_type}"')}
         self._colon_terms = {f'"{t}":': [] for t in self._types}
         self._kind_terms = [(t, self._colon_terms[f'"{t}":']) for t in self._types]
+        self._colon_bare = frozenset(term[:-1] for term in self._colon_terms)
         self._values = {"surfaceId": [], "root": []}
         self._latest_dirty = {"surfaceId", "root"}
         self._latest_value: dict[str, str | None] = {}
@@ -369,7 +374,14 @@ class StreamParser:
         opened_at = -1  # where in ``s`` the open string began (-1: in an earlier chunk)
         buf, stack = self._buf, self._stack
         append = buf.append
+        fast = self._fast_scan
         while i < n:
+            if fast and stack and self._in_top and not (self._in_str or self._sniff_due or self._latest_dirty):
+                i = self._scan_run(s, i, parts)
+                buf, stack = self._buf, self._stack
+                append = buf.append
+                if i >= n:
+                    break
             if not self._in_top:
                 j = s.find("[", i)
                 if j < 0:
@@ -476,6 +488,81 @@ class StreamParser:
         # Otherwise a sniff now would change nothing (it is idempotent), so none is forced on every chunk.
         if self._active != active:
             self._sniff_due = True
+
+    def _scan_run(self, s: str, i: int, parts: list[ResponsePart]) -> int:
+        """The machine's common case, a token at a time: outside strings, inside the top-level array, no
+        sniff due and no ``surfaceId``/``root`` value undecided. Returns where the general loop resumes.
+
+        A string with no escape that closes in this chunk is one token (the general loop stops at both
+        its quotes); the text is appended to the buffer once per run instead of once per stop. Anything
+        else (a string that stays open or holds an escape, a quote that may complete a tracked term, a
+        ``]`` the machine drops, the top array closing) ends the run before that token, with everything
+        before it appended, so the general loop handles it exactly as it would have.
+        """
+        buf, stack = self._buf, self._stack
+        pend = i  # s[pend:] is not appended yet
+        base = buf.length - pend  # the buffer position of s[k] is base + k
+        quote_terms = self._quote_terms
+        colon_bare = self._colon_bare
+        last_start = last_end = -1  # the last string token
+        for m in _RUN_TOKEN.finditer(s, i):
+            j, e = m.span()
+            c = s[j]
+            if c == '"':
+                if e - j == 1 or j == 0 or s[j - 1] in _TERM_ENDS or s[j:e] in quote_terms:
+                    break  # a string left open or escaped, or a quote that may end a tracked term
+                if e - j - 2 in _KEY_LENGTHS:
+                    top = stack[-1]
+                    if top[0] == "{":
+                        text = s[j + 1 : e - 1]
+                        if text == "id":
+                            top[2] |= _F_ID
+                        elif text == "component":
+                            top[2] |= _F_COMPONENT
+                        elif text in self._types:
+                            top[2] |= _F_PROTOCOL
+                            if text == self._dm_type:
+                                top[2] |= _F_DM
+                self._str_start = base + j
+                self._str_escaped = False
+                last_start, last_end = j, e
+            elif c == ":":
+                if (j == 0 or s[j - 1] == '"') and (last_end != j or s[last_start:j] in colon_bare):
+                    # A key that may be a message kind, or one closed before the run: as the loop does.
+                    buf.append(s[pend:e])
+                    pend = e
+                    self._on_colon(s, j)
+                    if self._sniff_due:
+                        self._sniff()
+                        if self._latest_dirty:
+                            return e
+            elif c == "{" or c == "[":
+                stack.append([c, base + j, 0, None])
+            elif c == "]":
+                if stack[-1][0] != "[":
+                    break
+                stack.pop()
+                if not stack:
+                    self._in_top = False
+                    buf.append(s[pend:e])
+                    return e
+            else:  # "}"
+                buf.append(s[pend:e])
+                pend = e
+                self._close_object(parts)
+                buf, stack = self._buf, self._stack
+                base = buf.length - pend
+                if stack and self._sniff_due:
+                    self._sniff()
+                if not stack or not self._in_top or self._sniff_due or self._latest_dirty:
+                    return e
+        else:
+            if pend < len(s):
+                buf.append(s[pend:])
+            return len(s)
+        if pend < j:
+            buf.append(s[pend:j])
+        return j
 
     # ---- textual facts ------------------------------------------------------------------------------
 
