@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from askgate.core.lifecycle import AskRecord, final_answer, next_wake, past_expiry
+from askgate.core.memo import IdentityMemo
+from askgate.core.routing import routing_json
 from askgate.core.model import Answer, ApprovalDecision, Dialect
 from askgate.errors import AskgateError
 from askgate.store import AskRow
@@ -24,23 +26,19 @@ def iso(value: datetime | None) -> str | None:
 
 
 # The AskRecord each recently written record dict was made from, so the read that follows a write (an
-# answer after its create) gets that record back instead of rebuilding it with pydantic. Keyed by the
-# dict's identity (the store hands back the very dict it was given when the stored text is unchanged:
-# askgate/store/record_memo.py); the dict is kept in the entry, so its id cannot be reused while listed.
-# Only records that JSON gives back equal are listed (from_json(to_json(r)) == r is tested for every
-# reachable record in tests/core/test_lifecycle_stateful.py); one holding a delivery credential is not,
-# since its JSON leaves the credential out.
-MAX_REMEMBERED = 1024
-_made_from: dict[int, tuple[dict[str, Any], AskRecord]] = {}
+# answer after its create) gets that record back instead of rebuilding it with pydantic. Found by the
+# dict's identity: the store hands back the very dict it was given while the stored text is unchanged
+# (askgate/store/record_memo.py). Only records that JSON gives back equal are listed
+# (from_json(to_json(r)) == r is tested for every reachable record in tests/core/test_lifecycle_stateful.py);
+# one holding a delivery credential is not, since its JSON leaves the credential out.
+_made_from: IdentityMemo[dict[str, Any], AskRecord] = IdentityMemo()
 
 
 def to_row(record: AskRecord) -> AskRow:
     ask = record.ask
     doc = record.to_json()
     if ask.delivery.authorization is None:
-        if len(_made_from) >= MAX_REMEMBERED:
-            del _made_from[next(iter(_made_from))]
-        _made_from[id(doc)] = (doc, record)
+        _made_from.put(doc, record)
     return AskRow(
         id=record.id,
         version=record.version,
@@ -58,10 +56,8 @@ def to_row(record: AskRecord) -> AskRow:
 
 
 def from_row(row: AskRow) -> AskRecord:
-    made = _made_from.get(id(row.record))
-    if made is not None and made[0] is row.record:
-        return made[1]
-    return AskRecord.from_json(row.record)
+    made = _made_from.get(row.record)
+    return made if made is not None else AskRecord.from_json(row.record)
 
 
 def answer_json(answer: Answer | None) -> dict[str, Any] | None:
@@ -126,15 +122,20 @@ def view(record: AskRecord, *, now: datetime, chain_hash: str | None = None) -> 
         "prompt": ask.prompt,
         "details": ask.details,
         "subject": ask.subject,
-        "spec": ask.spec.model_dump(mode="json", exclude_none=True),
+        "spec": _spec_view(ask.spec),
         "timing": ask.timing,
         "consent": {"mode": ask.consent.mode, "scope": ask.consent.scope, "data_policy": ask.consent.data_policy},
-        "respondents": [r.model_dump(mode="json", exclude_none=True) for r in record.routing.respondents],
+        "respondents": routing_json(record.routing)["respondents"],
         "rule": record.routing.rule,
         "offered_to": list(record.offered_to),
         "outcome": answer_json(outcome),
         "response": response,
     }
+
+
+# made once per spec object (frozen, kept across an ask's steps); shared, read-only
+_spec_view: IdentityMemo[Any, dict[str, Any]] = IdentityMemo(
+    lambda spec: spec.model_dump(mode="json", exclude_none=True))
 
 
 def withheld_after_expiry(record: AskRecord, now: datetime) -> bool:

@@ -17,8 +17,9 @@ from typing import Any, Literal
 from pydantic import SecretStr
 
 from .consent import ConsentState
+from .memo import IdentityMemo
 from .model import Answer, ApprovalDecision, Ask
-from .routing import Routing
+from .routing import Routing, routing_json
 
 __all__ = ["TERMINAL", "AskRecord", "ConsentStatus", "Hold", "State", "Vote", "answer_to_json", "evolve", "iso"]
 
@@ -98,7 +99,7 @@ class AskRecord:
         return {
             "id": self.id,
             "ask": _ask_to_json(self.ask),
-            "routing": self.routing.to_json(),
+            "routing": routing_json(self.routing),
             "state": self.state.value,
             "version": self.version,
             "created_at": iso(self.created_at),
@@ -183,22 +184,10 @@ def _parse_dt(value: str | None) -> datetime | None:
 REDACTED = "<redacted>"
 
 
-# An ask never changes once made (frozen model) while its record is rewritten at every step: its JSON is
-# made once per Ask object. Keyed by identity, the Ask kept in the entry so its id cannot be reused.
-_MAX_ASK_JSON = 1024
-_ask_json: dict[int, tuple[Ask, dict[str, Any]]] = {}
-
-
 def _ask_to_json(ask: Ask) -> dict[str, Any]:
-    """The ask's JSON (shared between the records of one ask: read-only, as every record dict is)."""
-    made = _ask_json.get(id(ask))
-    if made is not None and made[0] is ask:
-        return made[1]
-    data = _dump_ask(ask)
-    if len(_ask_json) >= _MAX_ASK_JSON:
-        del _ask_json[next(iter(_ask_json))]
-    _ask_json[id(ask)] = (ask, data)
-    return data
+    """The ask's JSON, made once per Ask object (frozen; its record is rewritten at every step); shared
+    between the records of one ask, read-only as every record dict is."""
+    return _ask_json(ask)
 
 
 def _dump_ask(ask: Ask) -> dict[str, Any]:
@@ -206,6 +195,9 @@ def _dump_ask(ask: Ask) -> dict[str, Any]:
     if ask.delivery.authorization is not None:
         data["original"] = _redact(data.get("original"), ask.delivery.authorization.get_secret_value())
     return data
+
+
+_ask_json: IdentityMemo[Ask, dict[str, Any]] = IdentityMemo(_dump_ask)
 
 
 def _redact(value: Any, secret: str) -> Any:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .model import Answer, ApprovalDecision, Respondent
+from .memo import IdentityMemo
 
 Rule = Literal["first", "all", "quorum", "deny_any"]
 RULES: tuple[str, ...] = ("first", "all", "quorum", "deny_any")
@@ -120,6 +121,10 @@ class Routing:
             quorum=d.get("quorum"),
             escalation=tuple(EscalationStep.from_json(s) for s in d.get("escalation", ())),
         )
+
+
+routing_json: IdentityMemo[Routing, dict[str, Any]] = IdentityMemo(Routing.to_json)
+"""``routing.to_json()``, made once per Routing object (frozen; an ask keeps its routing across its steps)."""
 
 
 def is_approval(answer: Answer) -> bool:

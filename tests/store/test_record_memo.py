@@ -71,3 +71,28 @@ def test_the_ask_json_is_made_once_per_ask_and_equals_a_fresh_dump() -> None:
     assert first == _dump_ask(rec.ask) and _ask_to_json(rec.ask) is first
     other = rec.ask.model_copy(update={"prompt": "Another?"})
     assert _ask_to_json(other)["prompt"] == "Another?"
+
+
+def test_identity_memo_is_by_identity_and_bounded() -> None:
+    from askgate.core.memo import IdentityMemo
+
+    made: list[tuple[int, ...]] = []
+    memo: IdentityMemo[tuple[int, ...], int] = IdentityMemo(lambda t: made.append(t) or sum(t), size=3)
+    a, b = (1, 2), tuple([1, 2])  # equal, not the same object
+    assert memo(a) == 3 and memo(a) == 3 and made == [a]
+    assert memo(b) == 3 and len(made) == 2  # equality is not enough
+    for i in range(10):
+        memo((i, i))
+    assert len(memo) == 3 and memo.get(a) is None
+
+
+def test_the_view_parts_made_once_equal_fresh_ones() -> None:
+    from datetime import UTC, datetime
+
+    rec = opened(aqp_ask(), ALICE).record
+    view = records.view(rec, now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert view["spec"] == rec.ask.spec.model_dump(mode="json", exclude_none=True)
+    assert view["respondents"] == [r.model_dump(mode="json", exclude_none=True) for r in rec.routing.respondents]
+    assert rec.to_json()["routing"] == type(rec.routing).to_json(rec.routing)
+    again = records.view(rec, now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert again == view and again["spec"] is view["spec"]
