@@ -31,12 +31,15 @@ def _float(text: str) -> float:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
+    out = dict(pairs)  # in C; a duplicate shows as a shorter dict, then found by the loop below
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
             raise _Refused(f"duplicate key {key!r}", "json.duplicate-key")
-        out[key] = value
-    return out
+        seen.add(key)
+    raise AssertionError("unreachable: a shorter dict means a repeated key")
 
 
 def loads_strict(data: bytes | bytearray | str) -> Any:

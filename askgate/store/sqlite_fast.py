@@ -87,8 +87,7 @@ def set_offers(db: sqlite3.Connection, ask_id: str, offered: Iterable[str], *, r
     if replace:
         db.execute("DELETE FROM ask_offers WHERE ask_id = ?", (ask_id,))
     rows = [(ask_id, r) for r in dict.fromkeys(offered)]
-    if rows:
-        db.executemany("INSERT INTO ask_offers (ask_id, respondent_id) VALUES (?, ?)", rows)
+    _each_row(db, "INSERT INTO ask_offers (ask_id, respondent_id) VALUES (?, ?)", rows)
 
 
 def chain_head(db: sqlite3.Connection, kind: str, chain_id: str) -> tuple[int, str | None] | None:
@@ -98,13 +97,18 @@ def chain_head(db: sqlite3.Connection, kind: str, chain_id: str) -> tuple[int, s
 
 def write_chain(db: sqlite3.Connection, entries: list[dict[str, Any]], new: list[tuple[Any, ...]],
                 old: list[tuple[Any, ...]]) -> None:
-    if entries:
-        db.executemany("INSERT INTO audit_entries (chain_kind, chain_id, seq, entry_hash, entry) VALUES (?,?,?,?,?)",
-                       [(e["chain_kind"], e["chain_id"], e["seq"], e["entry_hash"], e["entry"]) for e in entries])
-    if new:
-        db.executemany("INSERT INTO chain_heads (chain_kind, chain_id, length, head_hash) VALUES (?,?,?,?)", new)
-    if old:
-        db.executemany("UPDATE chain_heads SET length = ?, head_hash = ? WHERE chain_kind = ? AND chain_id = ?", old)
+    _each_row(db, "INSERT INTO audit_entries (chain_kind, chain_id, seq, entry_hash, entry) VALUES (?,?,?,?,?)",
+                 [(e["chain_kind"], e["chain_id"], e["seq"], e["entry_hash"], e["entry"]) for e in entries])
+    _each_row(db, "INSERT INTO chain_heads (chain_kind, chain_id, length, head_hash) VALUES (?,?,?,?)", new)
+    _each_row(db, "UPDATE chain_heads SET length = ?, head_hash = ? WHERE chain_kind = ? AND chain_id = ?", old)
+
+
+def _each_row(db: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """``executemany``, or ``execute`` for the usual single row (which skips executemany's iteration set-up)."""
+    if len(rows) == 1:
+        db.execute(sql, rows[0])
+    elif rows:
+        db.executemany(sql, rows)
 
 
 def delete_secrets(db: sqlite3.Connection, ask_id: str) -> None:
