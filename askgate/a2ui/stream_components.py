@@ -177,6 +177,14 @@ class Processed:
         self._lists = lists
         self._where = where
 
+    def long_list(self, size: int) -> tuple[Any, ...] | None:
+        """The path to the one child list this form was rewritten from, when it holds ``size`` ids or more
+        (where a dump can splice the list in instead of encoding it id by id)."""
+        lists = self._lists
+        if len(lists) == 1 and len(lists[0][1]) >= size:
+            return lists[0][0]
+        return None
+
     def where(self) -> dict[Any, list[tuple[tuple[Any, ...], Any]]]:
         """Missing child -> the (path, key or index) slots holding its placeholder."""
         if self._where is None:

@@ -24,7 +24,7 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from itertools import filterfalse
-from json.encoder import c_make_encoder, encode_basestring_ascii
+from json.encoder import encode_basestring_ascii
 from typing import Any, Callable
 
 from askgate.a2ui.catalog import A2uiCatalog
@@ -42,6 +42,10 @@ from askgate.a2ui.stream_components import (
     process_component,
     required_fields,
 )
+from askgate.a2ui.stream_dump import MARKER as _MARKER
+from askgate.a2ui.stream_dump import dump as _dump
+from askgate.a2ui.stream_dump import dump_sorted as _dump_sorted
+from askgate.a2ui.stream_dump import dump_with_list, template_dumper
 from askgate.a2ui.stream_growth import GROWTH_MIN, UNKNOWN_GROWTH, appended_strings, list_at, with_list
 from askgate.a2ui.stream_heal import HealScan, heal_fragment
 from askgate.a2ui.stream_topology import Topology
@@ -77,19 +81,6 @@ _KEY_LENGTHS = frozenset({2, 9, 13, 14, 15, 16})
 _F_ID, _F_COMPONENT, _F_DM, _F_PROTOCOL = 1, 2, 4, 8
 
 
-def _encoder(sort_keys: bool) -> Callable[[Any], str]:
-    """``json.dumps(obj, sort_keys=sort_keys)`` without building a ``JSONEncoder`` on every call.
-
-    Same C encoder and settings as ``json.dumps``; only the circular-reference markers are left out
-    (parsed JSON cannot be circular).
-    """
-    default = json.JSONEncoder().default
-    if c_make_encoder is None:  # pragma: no cover - CPython always has the C encoder
-        return json.JSONEncoder(sort_keys=sort_keys, check_circular=False).encode
-    encode = c_make_encoder(None, default, encode_basestring_ascii, None, ": ", ", ", sort_keys, False, True)
-    return lambda obj: "".join(encode(obj, 0))
-
-
 _scan_once = json.decoder.JSONDecoder().scan_once  # the C scanner json.loads ends up in
 _space = json.decoder.WHITESPACE.match
 
@@ -107,8 +98,6 @@ def _loads(text: str) -> Any:
     return json.loads(text)
 
 
-_dump = _encoder(False)  # json.dumps(obj)
-_dump_sorted = _encoder(True)  # json.dumps(obj, sort_keys=True): the identity of a shown component
 
 
 class _Buffer:
@@ -271,6 +260,7 @@ class StreamParser:
         self._verdicts: dict[tuple[Any, str], bool] = {}
         self._limits: dict[str, bool] = {}
         self._pids = PlaceholderIds()
+        self._ph_dumper = template_dumper(placeholder_body(self._v09))
         self._ph_comp: dict[str, dict[str, Any]] = {}
         self._ph_dump: dict[str, str] = {}
         self._ph_list: tuple[list[str], list[dict[str, Any]]] | None = None  # (extras, their components)
@@ -1334,7 +1324,7 @@ class StreamParser:
         if comp is None:
             comp = {"id": pid, **placeholder_body(self._v09)}
             self._ph_comp[pid] = comp
-            self._ph_dump[pid] = _dump_sorted(comp)
+            self._ph_dump[pid] = self._ph_dumper(pid)
         return comp
 
     def _reprocess(self, cid: Any, patched: bool = True) -> None:
@@ -1376,7 +1366,8 @@ class StreamParser:
 
     def _store(self, cid: Any, shown: Processed, old: tuple[Processed, str] | None, fresh: list[Any] | None) -> None:
         """Record a new shown form of ``cid`` (``fresh``: its newly missing children, when known)."""
-        dump = _dump_sorted(shown.comp)
+        path = shown.long_list(GROWTH_MIN)
+        dump = _dump_sorted(shown.comp) if path is None else dump_with_list(shown.comp, path)
         if old is None or old[1] != dump:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
@@ -1546,8 +1537,6 @@ _VALUE_RES = {
 _ARRAY_WIDE = ("uniqueItems", "maxItems", "contains", "prefixItems", "unevaluatedItems", "minContains", "maxContains")
 
 
-# A string object no parsed component holds (compared by identity), to find which field a list sits in.
-_MARKER = "\x00askgate list marker"
 
 
 def _quoted_before(text: str, end: int, window: int) -> str:
