@@ -9,6 +9,7 @@ callers treat them as read-only, as they treat every record and view dict.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -24,7 +25,9 @@ class IdentityMemo(Generic[K, V]):
     def __init__(self, make: Callable[[K], V] | None = None, size: int = 1024) -> None:
         self._make = make
         self._size = size
-        self._entries: dict[int, tuple[K, V]] = {}
+        # OrderedDict: dropping the oldest is O(1) (next(iter(dict)) after many deletions at its front
+        # walks the dead slots, which made a plain dict's eviction grow costly)
+        self._entries: OrderedDict[int, tuple[K, V]] = OrderedDict()
 
     def get(self, key: K) -> V | None:
         entry = self._entries.get(id(key))
@@ -33,7 +36,7 @@ class IdentityMemo(Generic[K, V]):
     def put(self, key: K, value: V) -> None:
         entries = self._entries
         if len(entries) >= self._size:
-            del entries[next(iter(entries))]  # the oldest: an ask's steps follow each other closely
+            entries.popitem(last=False)  # the oldest: an ask's steps follow each other closely
         entries[id(key)] = (key, value)
 
     def __call__(self, key: K) -> V:

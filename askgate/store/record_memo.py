@@ -11,17 +11,18 @@ would return; bounded, so it costs a few MB at most. The dicts are shared: nothi
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Any
 
 MAX_ENTRIES = 1024
 
-_memo: dict[str, dict[str, Any]] = {}
+_memo: OrderedDict[str, dict[str, Any]] = OrderedDict()  # O(1) oldest-first eviction (see core/memo.py)
 
 
 def remember(text: str, doc: dict[str, Any]) -> None:
     """``doc`` is what ``text`` decodes to (the store just dumped it)."""
     if len(_memo) >= MAX_ENTRIES:
-        del _memo[next(iter(_memo))]  # oldest first: the answer to a create comes soon after it
+        _memo.popitem(last=False)  # oldest first: the answer to a create comes soon after it
     _memo[text] = doc
 
 
