@@ -271,7 +271,7 @@ class StreamParser:
         self._schema_valid = _schema_verdict(self._validator, self._v09)
         self._children_cache: tuple[Any, int, dict[str, bool]] = (None, 0, {})
         self._buf_version = 0
-        self._fast_scan = True  # False: every character goes through the general loop (tests compare both)
+        self._fast_scan = True  # False: every chunk goes through the general text and character loops
 
     # =================================================================================================
     # Text level.
@@ -294,6 +294,10 @@ class StreamParser:
         return parts
 
     def _process(self, chunk: str, parts: list[ResponsePart]) -> None:
+        if self._in_block and not self._text and "<" not in chunk and self._fast_scan:  # no tag in it: all JSON
+            if chunk:
+                self._scan_json(chunk, parts)
+            return
         self._text += chunk
         while True:
             if not self._in_block:
@@ -484,10 +488,11 @@ class StreamParser:
         sniff due and no ``surfaceId``/``root`` value undecided. Returns where the general loop resumes.
 
         A string with no escape that closes in this chunk is one token (the general loop stops at both
-        its quotes); the text is appended to the buffer once per run instead of once per stop. Anything
-        else (a string that stays open or holds an escape, a quote that may complete a tracked term, a
-        ``]`` the machine drops, the top array closing) ends the run before that token, with everything
-        before it appended, so the general loop handles it exactly as it would have.
+        its quotes), one left open at the chunk end is opened as the loop opens it, and the text is
+        appended to the buffer once per run instead of once per stop. Anything else (an escape, a quote
+        that may complete a tracked term, a ``]`` the machine drops, the top array closing) ends the run
+        before that token, with everything before it appended, so the general loop handles it exactly as
+        it would have.
         """
         buf, stack = self._buf, self._stack
         pend = i  # s[pend:] is not appended yet
@@ -499,8 +504,18 @@ class StreamParser:
             j, e = m.span()
             c = s[j]
             if c == '"':
-                if e - j == 1 or j == 0 or s[j - 1] in _TERM_ENDS or s[j:e] in quote_terms:
-                    break  # a string left open or escaped, or a quote that may end a tracked term
+                if j == 0 or s[j - 1] in _TERM_ENDS:
+                    break  # an opening quote that may end a tracked term
+                if e - j == 1:
+                    if "\\" in s[e:]:
+                        break  # a string with an escape
+                    # A string still open at the chunk end: opened as the loop opens it.
+                    self._in_str = True
+                    self._str_escaped = False
+                    self._str_start = base + j
+                    break
+                if s[j:e] in quote_terms:
+                    break  # a quote that ends a tracked term
                 if e - j - 2 in _KEY_LENGTHS:
                     top = stack[-1]
                     if top[0] == "{":
@@ -549,6 +564,9 @@ class StreamParser:
         else:
             if pend < len(s):
                 buf.append(s[pend:])
+            return len(s)
+        if self._in_str:
+            buf.append(s[pend:])
             return len(s)
         if pend < j:
             buf.append(s[pend:j])
@@ -1063,9 +1081,7 @@ class StreamParser:
     def _open_objects(self, flags: int) -> list[tuple[str, HealScan]]:
         """Open objects (innermost first) that directly hold all keys in ``flags``, with their text."""
         found = []
-        for frame in reversed(self._stack):
-            if frame[0] != "{" or frame[2] & flags != flags:
-                continue
+        for frame in [f for f in reversed(self._stack) if f[2] & flags == flags and f[0] == "{"]:
             raw = self._buf.from_(frame[1])
             if raw:
                 if frame[3] is None:

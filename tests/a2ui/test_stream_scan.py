@@ -1,7 +1,9 @@
-"""The scanner's token runs (``StreamParser._scan_run``) against the general character loop.
+"""The scanner's token runs (``StreamParser._scan_run``) and the in-block chunk shortcut of ``_process``
+against the general text and character loops.
 
-A run takes whole escape-free strings as one token and appends its text to the buffer once; it must
-leave the parser exactly where the general loop (``_fast_scan = False``) leaves it. Compared after every
+A run takes whole escape-free strings as one token and appends its text to the buffer once, and a chunk
+without ``<`` inside a block skips the tag search; both must leave the parser exactly where the general
+loops (``_fast_scan = False``) leave it. Compared after every
 chunk: the returned parts (or error) and the textual state the later chunks depend on (buffer, open
 objects with their key flags, term positions, string state, message kinds). Inputs: every suite case cut
 at random points, the benchmark responses, and generated streams made of the characters and terms the
