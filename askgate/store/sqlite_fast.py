@@ -30,7 +30,9 @@ def dt_out(value: datetime | None) -> str | None:
         return None
     if value.tzinfo is None:
         raise ValueError("naive datetime given to the store; pass an aware UTC datetime")
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    # isoformat with fixed microseconds, less its "+00:00": SQLAlchemy's text (years zero-padded to four
+    # digits, which strftime's %Y did not do), at a third of strftime's cost (three datetimes per write)
+    return value.astimezone(UTC).isoformat(" ", "microseconds")[:-6]
 
 
 def dt_in(value: str | None) -> datetime | None:

@@ -7,13 +7,17 @@ import dataclasses
 import enum
 import json
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from sqlalchemy.dialects.sqlite import DATETIME
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+
 from askgate.store.jsontext import dumps_bytes, dumps_text
+from askgate.store.sqlite_fast import dt_in, dt_out
 from tests.support.scale import examples
 
 
@@ -95,3 +99,14 @@ def test_same_json_as_the_standard_encoder(value: Any) -> None:
 def test_every_float_reads_back_exactly(x: float) -> None:
     back = json.loads(dumps_text([x]))[0]
     assert back == x and math.copysign(1, back) == math.copysign(1, x)
+
+
+@settings(max_examples=examples(300))
+@given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30),
+                    timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=8))])))
+def test_sqlite_datetimes_are_written_as_sqlalchemy_writes_them(value: datetime) -> None:
+    """The raw SQLite path writes the text SQLAlchemy's Core path writes for the same (naive UTC) value."""
+    core = DATETIME().bind_processor(SQLiteDialect_pysqlite())
+    assert core is not None
+    assert dt_out(value) == core(value.astimezone(UTC).replace(tzinfo=None))
+    assert dt_in(dt_out(value)) == value
