@@ -69,9 +69,9 @@ _STOP_IN = re.compile(r'["\\]')
 _STOP_OUT_DUE = re.compile(r'["{}\[\]:,]')
 _STOP_IN_DUE = re.compile(r'["\\:,}\]]')
 _DELIMS = frozenset('":,}]')
-# The tokens of a run (``_scan_run``): a string without escapes closed in the chunk, or a structural
-# character; a lone quote (a string left open or holding an escape) ends the run.
-_RUN_TOKEN = re.compile(r'"[^"\\]*"|["{}\[\]:]')
+# The tokens of a run (``_scan_run``): a string without escapes closed in the chunk (with the colon right
+# after it, if any), or a structural character; a lone quote: a string left open or holding an escape.
+_RUN_TOKEN = re.compile(r'"[^"\\]*":?|["{}\[\]:]')
 # Last letters of the quoted terms tracked in the buffer (a quote after anything else ends no term).
 _TERM_ENDS = frozenset("dtsel")
 # Raw lengths of the keys noted per open object: id, component and the message kinds.
@@ -500,77 +500,89 @@ class StreamParser:
         quote_terms = self._quote_terms
         colon_bare = self._colon_bare
         last_start = last_end = -1  # the last string token
-        for m in _RUN_TOKEN.finditer(s, i):
-            j, e = m.span()
-            c = s[j]
-            if c == '"':
-                if j == 0 or s[j - 1] in _TERM_ENDS:
-                    break  # an opening quote that may end a tracked term
-                if e - j == 1:
-                    if "\\" in s[e:]:
-                        break  # a string with an escape
-                    # A string still open at the chunk end: opened as the loop opens it.
-                    self._in_str = True
-                    self._str_escaped = False
-                    self._str_start = base + j
-                    break
-                if s[j:e] in quote_terms:
-                    break  # a quote that ends a tracked term
-                if e - j - 2 in _KEY_LENGTHS:
-                    top = stack[-1]
-                    if top[0] == "{":
-                        text = s[j + 1 : e - 1]
-                        if text == "id":
-                            top[2] |= _F_ID
-                        elif text == "component":
-                            top[2] |= _F_COMPONENT
-                        elif text in self._types:
-                            top[2] |= _F_PROTOCOL
-                            if text == self._dm_type:
-                                top[2] |= _F_DM
-                self._str_start = base + j
-                self._str_escaped = False
-                last_start, last_end = j, e
-            elif c == ":":
-                if (j == 0 or s[j - 1] == '"') and (last_end != j or s[last_start:j] in colon_bare):
-                    # A key that may be a message kind, or one closed before the run: as the loop does.
+        str_at = -1  # where the last string opened (the loop's ``_str_start``, set on the way out)
+        try:
+            for m in _RUN_TOKEN.finditer(s, i):
+                j, e = m.span()
+                c = s[j]
+                if c == '"':
+                    if j == 0 or s[j - 1] in _TERM_ENDS:
+                        break  # an opening quote that may end a tracked term
+                    if e - j == 1:
+                        if "\\" in s[e:]:
+                            break  # a string with an escape
+                        str_at = base + j  # a string still open at the chunk end: opened as the loop does
+                        self._in_str = True
+                        break
+                    q = e - 1 if s[e - 1] == ":" else e  # the token may end with the colon of a key
+                    token = s[j:q]
+                    if token in quote_terms:
+                        break  # a quote that ends a tracked term
+                    if q - j - 2 in _KEY_LENGTHS:
+                        top = stack[-1]
+                        if top[0] == "{":
+                            text = token[1:-1]
+                            if text == "id":
+                                top[2] |= _F_ID
+                            elif text == "component":
+                                top[2] |= _F_COMPONENT
+                            elif text in self._types:
+                                top[2] |= _F_PROTOCOL
+                                if text == self._dm_type:
+                                    top[2] |= _F_DM
+                    last_start, last_end, str_at = j, q, base + j
+                    if q != e and token in colon_bare:  # a message kind written as a key
+                        buf.append(s[pend:e])
+                        pend = e
+                        self._on_colon(s, q)
+                        if self._sniff_due:
+                            self._sniff()
+                            if self._latest_dirty:
+                                return e
+                elif c == ":":
+                    if (j == 0 or s[j - 1] == '"') and (last_end != j or s[last_start:j] in colon_bare):
+                        # A key that may be a message kind, or one closed before the run: as the loop does.
+                        buf.append(s[pend:e])
+                        pend = e
+                        self._on_colon(s, j)
+                        if self._sniff_due:
+                            self._sniff()
+                            if self._latest_dirty:
+                                return e
+                elif c == "{" or c == "[":
+                    stack.append([c, base + j, 0, None])
+                elif c == "]":
+                    if stack[-1][0] != "[":
+                        break
+                    stack.pop()
+                    if not stack:
+                        self._in_top = False
+                        buf.append(s[pend:e])
+                        return e
+                else:  # "}"
                     buf.append(s[pend:e])
                     pend = e
-                    self._on_colon(s, j)
-                    if self._sniff_due:
+                    self._close_object(parts)
+                    buf, stack = self._buf, self._stack
+                    base = buf.length - pend
+                    if stack and self._sniff_due:
                         self._sniff()
-                        if self._latest_dirty:
-                            return e
-            elif c == "{" or c == "[":
-                stack.append([c, base + j, 0, None])
-            elif c == "]":
-                if stack[-1][0] != "[":
-                    break
-                stack.pop()
-                if not stack:
-                    self._in_top = False
-                    buf.append(s[pend:e])
-                    return e
-            else:  # "}"
-                buf.append(s[pend:e])
-                pend = e
-                self._close_object(parts)
-                buf, stack = self._buf, self._stack
-                base = buf.length - pend
-                if stack and self._sniff_due:
-                    self._sniff()
-                if not stack or not self._in_top or self._sniff_due or self._latest_dirty:
-                    return e
-        else:
-            if pend < len(s):
+                    if not stack or not self._in_top or self._sniff_due or self._latest_dirty:
+                        return e
+            else:
+                if pend < len(s):
+                    buf.append(s[pend:])
+                return len(s)
+            if self._in_str:
                 buf.append(s[pend:])
-            return len(s)
-        if self._in_str:
-            buf.append(s[pend:])
-            return len(s)
-        if pend < j:
-            buf.append(s[pend:j])
-        return j
+                return len(s)
+            if pend < j:
+                buf.append(s[pend:j])
+            return j
+        finally:
+            if str_at >= 0:
+                self._str_start = str_at
+                self._str_escaped = False
 
     # ---- textual facts ------------------------------------------------------------------------------
 
