@@ -59,9 +59,11 @@ async def _serve(settings: Settings, tls: dict[str, object]) -> None:
     while askgate was down, and its scheduler runs from then on), and only then the HTTP edges, whose
     imports (FastAPI, the A2A and MCP SDKs, the inbox) take seconds and are done in a worker thread so the
     scheduler keeps settling meanwhile."""
+    from askgate.server import logs
     from askgate.server.wire import make_broker
     from askgate.store import Store
 
+    logs.configure(settings.log_level)  # before the broker's first line (its start-up sweep logs), redaction included
     store = await Store.open(settings.db_url, secret_key=settings.secret_key,
                              sqlite_synchronous=settings.sqlite_synchronous)
     try:

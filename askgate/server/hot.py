@@ -8,7 +8,7 @@ endpoint functions* the FastAPI routes call (so every check, the idempotency has
 response are the same code), authenticating with the same function as the ``Who`` dependency. Errors go
 to the app's own exception handlers (found by the exception's MRO, as Starlette does), so problems are
 the same RFC 9457 documents; anything unexpected becomes the same bare 500 as
-:class:`~askgate.server.problems.CrashGuard` makes.
+:class:`~askgate.server.problems.CrashGuard` makes (and is logged the same way).
 
 It takes only what it can parse exactly as FastAPI would: a create whose query has nothing but
 ``respondent`` (any number, none blank) and at most one non-blank ``dialect``; every other create (a
@@ -19,6 +19,7 @@ FastAPI, so OpenAPI is unchanged.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -27,7 +28,8 @@ from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from askgate.server.problems import guarded
+from askgate.server import logs
+from askgate.server.problems import log, log_crash, send_internal_error
 
 ANSWER_PREFIX = "/v1/asks/"
 ANSWER_SUFFIX = "/answer"
@@ -54,17 +56,32 @@ class HotPath:
 
     async def _run(self, app: Any, scope: Scope, receive: Receive, send: Send, which: str,
                    params: dict[str, Any]) -> None:
+        """Serve one request; guarded as CrashGuard guards the rest (without wrapping ``send``: nothing is
+        sent before the response is built)."""
+        t0 = time.perf_counter()
         request = Request(scope, receive, send)
         try:
-            who = await app.state.authenticate(request)
-            endpoint: Callable[..., Awaitable[Any]] = app.state.hot_endpoints[which]
-            response = await endpoint(request=request, who=who, **params)
-        except Exception as exc:  # noqa: BLE001 - handled exactly as Starlette's ExceptionMiddleware would
-            handler = _handler_for(app, exc)
-            if handler is None:
-                raise
-            response = await handler(request, exc)
-        await response(scope, receive, send)
+            try:
+                who = await app.state.authenticate(request)
+                endpoint: Callable[..., Awaitable[Any]] = app.state.hot_endpoints[which]
+                response = await endpoint(request=request, who=who, **params)
+            except Exception as exc:  # noqa: BLE001 - handled exactly as Starlette's ExceptionMiddleware would
+                handler = _handler_for(app, exc)
+                if handler is None:
+                    raise
+                response = await handler(request, exc)
+        except Exception as exc:  # noqa: BLE001 - last line of defence, as in CrashGuard
+            log_crash(exc, scope)
+            await send_internal_error(send)
+            return
+        try:
+            await response(scope, receive, send)
+        except Exception as exc:  # noqa: BLE001 - the response may have started: log it, as CrashGuard does
+            log_crash(exc, scope)
+            return
+        if logs.debug_enabled():
+            log.debug("request", method=scope.get("method"), path=scope.get("path"), status=response.status_code,
+                      ms=round((time.perf_counter() - t0) * 1000, 2))
 
 
 class HotFastAPI(FastAPI):
@@ -79,7 +96,7 @@ class HotFastAPI(FastAPI):
             if found is not None:
                 scope["app"] = self  # what Starlette.__call__ sets; Request.app and the handlers read it
                 which, params = found
-                await guarded(lambda s, r, w: hot._run(self, s, r, w, which, params), scope, receive, send)
+                await hot._run(self, scope, receive, send, which, params)
                 return
         await super().__call__(scope, receive, send)
 

@@ -106,12 +106,21 @@ async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> N
             log.debug("request", method=scope.get("method"), path=scope.get("path"), status=status,
                       ms=round((time.perf_counter() - t0) * 1000, 2))
     except Exception as exc:  # noqa: BLE001 - last line of defence
-        log.error("unhandled_error", error=type(exc).__name__, path=scope.get("path"))
-        if started:
-            return
-        body = json.dumps({"type": PROBLEM_TYPE + "internal", "title": "Internal Server Error", "status": 500,
-                           "code": "internal", "faults": []}).encode()
-        await send({"type": "http.response.start", "status": 500,
-                    "headers": [(b"content-type", MEDIA_TYPE.encode()),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        log_crash(exc, scope)
+        if not started:
+            await send_internal_error(send)
+
+
+def log_crash(exc: Exception, scope: Scope) -> None:
+    """An unexpected exception, logged by type only (its message may hold request data)."""
+    log.error("unhandled_error", error=type(exc).__name__, path=scope.get("path"))
+
+
+async def send_internal_error(send: Send) -> None:
+    """The bare 500 problem answered for an unexpected exception (nothing of the response sent yet)."""
+    body = json.dumps({"type": PROBLEM_TYPE + "internal", "title": "Internal Server Error", "status": 500,
+                       "code": "internal", "faults": []}).encode()
+    await send({"type": "http.response.start", "status": 500,
+                "headers": [(b"content-type", MEDIA_TYPE.encode()),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
