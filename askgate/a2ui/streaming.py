@@ -72,6 +72,8 @@ _DELIMS = frozenset('":,}]')
 # The tokens of a run (``_scan_run``): a string without escapes closed in the chunk (with the colon right
 # after it, if any), or a structural character; a lone quote: a string left open or holding an escape.
 _RUN_TOKEN = re.compile(r'"[^"\\]*":?|["{}\[\]:]')
+# JSON's insignificant whitespace, deleted by str.translate.
+_NO_SPACE = str.maketrans("", "", " \t\n\r")
 # Last letters of the quoted terms tracked in the buffer (a quote after anything else ends no term).
 _TERM_ENDS = frozenset("dtsel")
 # Raw lengths of the keys noted per open object: id, component and the message kinds.
@@ -271,7 +273,9 @@ class StreamParser:
         self._schema_valid = _schema_verdict(self._validator, self._v09)
         self._children_cache: tuple[Any, int, dict[str, bool]] = (None, 0, {})
         self._buf_version = 0
-        self._fast_scan = True  # False: every chunk goes through the general text and character loops
+        self._fast_scan = True  # False: the general text and character loops, every close parsed
+        # id(open frame) -> (frame, cid, healed text): its component as last accepted (``_same_as_shown``).
+        self._healed: dict[int, tuple[list[Any], Any, str]] = {}
 
     # =================================================================================================
     # Text level.
@@ -344,6 +348,7 @@ class StreamParser:
         self._found_json = False
         self._reset_terms()
         self._sniff_due = True
+        self._healed = {}
 
     # =================================================================================================
     # JSON level: one pass over the block text.
@@ -793,7 +798,9 @@ class StreamParser:
 
     def _close_object(self, parts: list[ResponsePart]) -> None:
         stack, buf = self._stack, self._buf
-        opener, start, flags, _ = stack.pop()
+        frame = stack.pop()
+        start, flags = frame[1], frame[2]
+        healed = self._healed.pop(id(frame), None) if self._healed else None
         if (
             self._found_json
             and flags & (_F_ID | _F_COMPONENT) != (_F_ID | _F_COMPONENT)
@@ -808,21 +815,27 @@ class StreamParser:
         text = buf.from_(start)
         if not text.startswith("{"):
             return
-        try:
-            obj = _loads(text)
-        except json.JSONDecodeError:
-            return
-        if not isinstance(obj, dict):
-            return
-        self._found_json = True
-        is_protocol = self._in_top and self._is_protocol(obj)
-        is_comp = obj.get("id") and obj.get("component")
-        is_top = not stack or (self._in_top and len(stack) == 1 and stack[0][0] == "[")
-        if is_comp:
-            self._handle_partial_component(obj, text)
-        elif is_top or is_protocol:
-            if not self._handle_complete(obj, parts):
-                self._yield_messages([obj], parts)
+        if healed is not None and healed[0] is frame and self._same_as_shown(healed[1], healed[2], text):
+            # The component as it was last healed, only closed: parsing it would give what is seen.
+            self._found_json = True
+            self._raw[healed[1]] = text
+            self._topology_dirty = True
+        else:
+            try:
+                obj = _loads(text)
+            except json.JSONDecodeError:
+                return
+            if not isinstance(obj, dict):
+                return
+            self._found_json = True
+            is_protocol = self._in_top and self._is_protocol(obj)
+            is_comp = obj.get("id") and obj.get("component")
+            is_top = not stack or (self._in_top and len(stack) == 1 and stack[0][0] == "[")
+            if is_comp:
+                self._handle_partial_component(obj, text)
+            elif is_top or is_protocol:
+                if not self._handle_complete(obj, parts):
+                    self._yield_messages([obj], parts)
         if not stack or (self._in_top and len(stack) == 1):
             if len(stack) == 1 and stack[0][0] == "[":
                 # The consumed object is the buffer's tail: cut it off.
@@ -842,6 +855,27 @@ class StreamParser:
                     frame[1] -= shift
                     frame[3] = None
                 self._reindex()
+
+    def _same_as_shown(self, cid: Any, healed: str, text: str) -> bool:
+        """Whether the complete text of a component is, token for token, the healed text its seen version
+        was parsed from (``healed`` plus only whitespace before the same closing brackets).
+
+        Then ``json.loads(text)`` is that version again (same keys in the same order, same types), so
+        handling it would only store ``text`` as its raw form: the parse, the checks and the two dumps
+        ``_set_seen`` compares are skipped. ``healed`` ends with closing brackets and is valid JSON, so
+        what precedes them is outside any string, and the whitespace after it is insignificant. NaN
+        (unequal to itself) and nesting deep enough to stop an encoder keep the general path.
+        """
+        if self._raw.get(cid) != healed:
+            return False
+        head = healed.rstrip("}]")
+        return (
+            text.startswith(head)
+            and text[len(head) :].translate(_NO_SPACE) == healed[len(head) :]
+            and "NaN" not in head
+            and "Infinity" not in head
+            and head.count("{") + head.count("[") < 100
+        )
 
     def _is_protocol(self, obj: dict[str, Any]) -> bool:
         kinds = _V09_TYPES if self._v09 else _V08_TYPES
@@ -912,27 +946,30 @@ class StreamParser:
                     _put(self._yielded_dm, k, v)
         return True
 
-    def _handle_partial_component(self, comp: dict[str, Any], text: str | None = None) -> None:
+    def _handle_partial_component(self, comp: dict[str, Any], text: str | None = None) -> bool:
+        """Take ``comp`` as the latest version of its id if it is complete enough (True when taken)."""
         cid = comp.get("id")
         if not cid:
-            return
+            return False
         if not acceptable_partial(comp, self._required, text):
-            return
-        self._set_seen(cid, comp, text)
+            return False
+        taken = self._set_seen(cid, comp, text)
         self._topology_dirty = True
+        return taken
 
-    def _set_seen(self, cid: Any, comp: Any, text: str | None = None) -> None:
-        """``comp`` (parsed from ``text`` when given) is now the latest version of component ``cid``."""
+    def _set_seen(self, cid: Any, comp: Any, text: str | None = None) -> bool:
+        """``comp`` (parsed from ``text`` when given) is now the latest version of component ``cid``
+        (False: ``cid`` cannot be an id)."""
         try:
             hash(cid)
         except TypeError:
-            return
+            return False
         raw = text if text is not None else _dump(comp)
         known = cid in self._seen
         if known:
             if self._raw.get(cid) == raw:
                 self._seen[cid] = comp
-                return
+                return True
             old = self._seen[cid]
             # Same content written differently (a healed fragment, then the complete object): nothing
             # to redo. JSON-equal only: == alone would take 1 for 1.0 or True. Without ``text``, ``raw``
@@ -940,7 +977,7 @@ class StreamParser:
             if old == comp and _dump(old) == (raw if text is None else _dump(comp)):
                 self._seen[cid] = comp
                 self._raw[cid] = raw
-                return
+                return True
         only = self._grown_refs(cid, self._seen[cid], comp) if known else None
         self._seen[cid] = comp
         self._raw[cid] = raw
@@ -949,6 +986,7 @@ class StreamParser:
         if not known:
             for waiting in self._waiting.pop(cid, ()):
                 self._patches.setdefault(waiting, []).append(cid)
+        return True
 
     def _grown_refs(self, cid: Any, old: Any, comp: Any) -> tuple[str, list[Any]] | None:
         """(field, ids) when ``comp`` is ``old`` with ids appended to a long list that holds all its
@@ -1090,21 +1128,21 @@ class StreamParser:
 
     # ---- partial (still streaming) objects ----------------------------------------------------------
 
-    def _open_objects(self, flags: int) -> list[tuple[str, HealScan]]:
-        """Open objects (innermost first) that directly hold all keys in ``flags``, with their text."""
+    def _open_objects(self, flags: int) -> list[tuple[str, HealScan, list[Any]]]:
+        """Open objects (innermost first) that directly hold all keys in ``flags``: text, scan, frame."""
         found = []
         for frame in [f for f in reversed(self._stack) if f[2] & flags == flags and f[0] == "{"]:
             raw = self._buf.from_(frame[1])
             if raw:
                 if frame[3] is None:
                     frame[3] = HealScan()
-                found.append((raw, frame[3]))
+                found.append((raw, frame[3], frame))
         return found
 
     def _sniff_partial_component(self) -> None:
         if not self._quote_terms['"components"']:
             return
-        for raw, scan in self._open_objects(_F_ID | _F_COMPONENT):
+        for raw, scan, frame in self._open_objects(_F_ID | _F_COMPONENT):
             try:
                 healed = heal_fragment(raw, scan)
                 if not healed or _surely_invalid(healed):  # json.loads would only raise
@@ -1116,9 +1154,12 @@ class StreamParser:
                 body = obj["component"]
                 if isinstance(body, str) or (isinstance(body, dict) and body):
                     try:
-                        self._handle_partial_component(obj, healed)
+                        shown = self._handle_partial_component(obj, healed)
                     except (ValueError, TypeError):
                         continue
+                    if shown and self._fast_scan:
+                        # For the close of this object (``_same_as_shown``): it was accepted as this.
+                        self._healed[id(frame)] = (frame, obj["id"], healed)
 
     def _parse_healed(self, raw: str, scan: HealScan) -> Any:
         """Heal and parse; on failure retry after cutting at the last comma, as the reference does."""
@@ -1140,7 +1181,7 @@ class StreamParser:
     def _sniff_partial_data_model(self, parts: list[ResponsePart]) -> None:
         if not self._quote_terms[f'"{self._dm_type}"']:
             return
-        for raw, scan in self._open_objects(_F_DM):
+        for raw, scan, _ in self._open_objects(_F_DM):
             obj = self._parse_healed(raw, scan)
             if not obj or not isinstance(obj, dict) or self._dm_type not in obj:
                 continue

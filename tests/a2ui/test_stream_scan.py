@@ -1,11 +1,13 @@
-"""The scanner's token runs (``StreamParser._scan_run``) and the in-block chunk shortcut of ``_process``
-against the general text and character loops.
+"""The scanner's shortcuts against the general paths (``StreamParser._fast_scan = False``).
 
-A run takes whole escape-free strings as one token and appends its text to the buffer once, and a chunk
-without ``<`` inside a block skips the tag search; both must leave the parser exactly where the general
-loops (``_fast_scan = False``) leave it. Compared after every
-chunk: the returned parts (or error) and the textual state the later chunks depend on (buffer, open
-objects with their key flags, term positions, string state, message kinds). Inputs: every suite case cut
+- Token runs (``_scan_run``): whole escape-free strings (and a key with its colon) as one token, the
+  buffer appended once per run.
+- A chunk without ``<`` inside a block skips the tag search (``_process``).
+- A component closed exactly as it was last healed is not parsed again (``_same_as_shown``).
+
+Each must leave the parser exactly where the general paths leave it. Compared after every chunk: the
+returned parts (or error) and the state the later chunks depend on (buffer, open objects with their key
+flags, term positions, string state, message kinds, every seen component and its raw text). Inputs: every suite case cut
 at random points, the benchmark responses, and generated streams made of the characters and terms the
 machine reacts to (escapes, message kinds as keys, ``surfaceId``/``root`` values cut anywhere, stray
 ``]`` inside objects, nested and top-level arrays), cut anywhere.
@@ -47,6 +49,8 @@ def _state(parser: StreamParser) -> Any:
         list(parser._msg_types),
         parser._active,
         parser._surface,
+        dict(parser._raw),
+        json.dumps(list(parser._seen.items())),
     )
 
 
@@ -111,6 +115,24 @@ def test_runs_are_taken_on_the_benchmark_stream() -> None:
     assert sum(taken) > len(text) // 2
 
 
+def test_closes_as_healed_are_not_parsed_again() -> None:
+    """On the benchmark stream most components close exactly as last healed: those skip the parse."""
+    catalog = _CATALOGS["0.8"]
+    text = llm_response(20, "0.8", catalog.catalog_id)
+    parser = StreamParser(catalog)
+    verdicts = []
+    real = parser._same_as_shown
+
+    def counted(cid: Any, healed: str, closed: str) -> bool:
+        verdicts.append(real(cid, healed, closed))
+        return verdicts[-1]
+
+    parser._same_as_shown = counted  # type: ignore[method-assign]
+    for i in range(0, len(text), 40):
+        parser.process_chunk(text[i : i + 40])
+    assert verdicts.count(True) >= 10
+
+
 _PIECES = [
     "<a2ui-json>", "</a2ui-json>", "[", "]", "{", "}", '"', ":", ",", " ", "\n", "\\", '\\"', "\\u0041",
     '"id"', '"root"', '"component"', '"components"', '"surfaceId"', '"children"', '"explicitList"',
@@ -145,7 +167,8 @@ def _message_streams(draw: st.DrawFn) -> tuple[str, list[str]]:
                 {"version": "v0.9", "createSurface": {"surfaceId": sid, "catalogId": "c"}},
                 {"version": "v0.9", "updateComponents": {"surfaceId": sid, "root": "root", "components": [
                     {"id": "root", "component": "Column", "children": ["a", "b"]},
-                    {"id": "a", "component": "Text", "text": draw(words)}]}},
+                    {"id": "a", "component": "Text", "text": draw(words)},
+                    {"id": "b", "component": "Text", "text": {"path": "/n"}, "variant": "h1"}]}},
                 {"version": "v0.9", "updateDataModel": {"surfaceId": sid, "value": {"n": draw(words)}}},
                 {"version": "v0.9", "deleteSurface": {"surfaceId": sid}},
             ]
@@ -154,7 +177,8 @@ def _message_streams(draw: st.DrawFn) -> tuple[str, list[str]]:
                 {"beginRendering": {"surfaceId": sid, "root": "root"}},
                 {"surfaceUpdate": {"surfaceId": sid, "components": [
                     {"id": "root", "component": {"Column": {"children": {"explicitList": ["a", "b"]}}}},
-                    {"id": "a", "component": {"Text": {"text": {"literalString": draw(words)}}}}]}},
+                    {"id": "a", "component": {"Text": {"text": {"literalString": draw(words)}}}},
+                    {"id": "b", "component": {"Text": {"text": {"path": "/n"}}}, "weight": 1}]}},
                 {"dataModelUpdate": {"surfaceId": sid, "contents": [{"key": "n", "valueString": draw(words)}]}},
                 {"deleteSurface": {"surfaceId": sid}},
             ]
