@@ -76,22 +76,21 @@ def _same_but_grown(a: Any, b: Any, path: tuple[str, ...], found: list[Growth]) 
 
 
 def list_at(obj: Any, path: tuple[str, ...]) -> Any:
-    """The value at ``path`` (None when a step is missing)."""
-    for key in path:
-        if type(obj) is not dict or key not in obj:
-            return None
-        obj = obj[key]
+    """The value at ``path`` (None when a step is missing). Keys are strings, which only a dict takes
+    (JSON values are dicts, lists, strings, numbers, booleans and None): any other value raises."""
+    try:
+        for key in path:
+            obj = obj[key]
+    except (KeyError, TypeError):
+        return None
     return obj
 
 
 def with_list(obj: dict[str, Any], path: tuple[str, ...], value: list[Any]) -> dict[str, Any]:
     """A copy of ``obj`` with ``value`` at ``path`` (only the dicts on the way are copied; the path must
     exist). Copy on write: objects shared with earlier results are never changed."""
-    top = dict(obj)
-    node = top
+    top = node = dict(obj)
     for key in path[:-1]:
-        inner = dict(node[key])
-        node[key] = inner
-        node = inner
+        node[key] = node = dict(node[key])  # the old node gets the copy, then the copy is the node
     node[path[-1]] = value
     return top

@@ -119,3 +119,32 @@ def test_appended_strings() -> None:
     assert appended_strings(old, {"id": "r", "c": {"children": ["x", "b", "c"], "n": 1}}) is None
     assert appended_strings(old, {"id": "r", "c": {"children": ["a", "b", 3], "n": 1}}) is None
     assert appended_strings(old, old) is None  # nothing grew
+
+
+_json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abc"), inner, max_size=3)),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(_json_values, st.lists(st.sampled_from("abc"), max_size=4).map(tuple))
+def test_list_at_and_with_list_follow_dicts_only(value: Any, path: tuple[str, ...]) -> None:
+    """The path helpers against a plain walk: only dicts are entered, anything else is 'missing'; a copy
+    with a new value at the path leaves the original alone and shares what is off the path."""
+    from askgate.a2ui.stream_growth import list_at, with_list
+
+    node, found = value, True
+    for key in path:
+        if type(node) is not dict or key not in node:
+            found = False
+            break
+        node = node[key]
+    assert list_at(value, path) is (node if found else None)
+    if found and path:
+        before = json.dumps(value)
+        copy = with_list(value, path, ["new"])
+        assert json.dumps(value) == before
+        assert list_at(copy, path) == ["new"]
+        assert {k: v for k, v in copy.items() if k != path[0]} == {k: v for k, v in value.items() if k != path[0]}
