@@ -51,7 +51,7 @@ def _components(draw: st.DrawFn) -> tuple[dict[str, Any], tuple[str, ...]]:
     return comp, path
 
 
-@settings(max_examples=examples(2000), deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(_components())
 def test_spliced_dump_is_the_sorted_dump(case: tuple[dict[str, Any], tuple[str, ...]]) -> None:
     comp, path = case
