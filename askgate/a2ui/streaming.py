@@ -375,7 +375,7 @@ class StreamParser:
         append = buf.append
         fast = self._fast_scan
         while i < n:
-            if fast and stack and self._in_top and not (self._in_str or self._sniff_due or self._latest_dirty):
+            if fast and stack and self._in_top and not (self._esc or self._sniff_due or self._latest_dirty):
                 i = self._scan_run(s, i, parts)
                 buf, stack = self._buf, self._stack
                 append = buf.append
@@ -506,6 +506,19 @@ class StreamParser:
         colon_bare = self._colon_bare
         last_start = last_end = -1  # the last string token
         str_at = -1  # where the last string opened (the loop's ``_str_start``, set on the way out)
+        if self._in_str:  # a string opened in an earlier chunk: its closing quote as the loop takes it
+            k = s.find('"', i)
+            if (
+                k < 0
+                or k == 0
+                or s[k - 1] in _TERM_ENDS
+                or self._str_escaped
+                or (base + k - 1 - self._str_start) in _KEY_LENGTHS
+                or "\\" in s[i:k]
+            ):
+                return i  # no closing quote, or one that may end a term or a key that matters
+            self._in_str = False  # a colon right after it is looked up as the loop does (on_colon)
+            i = k + 1
         try:
             for m in _RUN_TOKEN.finditer(s, i):
                 j, e = m.span()
@@ -1646,10 +1659,29 @@ def _schema_verdict(validator: Any, v09: bool) -> Callable[[list[Any]], bool] | 
             return None
         check: Callable[[list[Any]], bool] = lambda messages: all(map(message_ok, messages))
     else:
-        whole_ok = getattr(getattr(validator, "_whole", None), "is_valid", None)
+        whole = getattr(validator, "_whole", None)
+        whole_ok = getattr(whole, "is_valid", None)
         if whole_ok is None:
             return None
         check = whole_ok
+        # Its compiled (jsonschema-rs) validator, asked first as ``is_valid`` asks it: a "valid" from it is
+        # the verdict, anything else goes to ``is_valid`` itself (one Python call less per component).
+        compiled = getattr(whole, "_fast", None)
+        fast_ok = getattr(compiled() if callable(compiled) else None, "is_valid", None)
+        if fast_ok is not None:
+
+            def fast_verdict(messages: list[Any]) -> bool:
+                try:
+                    if fast_ok(messages):
+                        return True
+                except Exception:  # noqa: BLE001 - what is_valid tolerates too; it decides then
+                    pass
+                try:
+                    return bool(whole_ok(messages))
+                except ValueError:  # e.g. an explanation over the step budget: the schema step rejects it
+                    return False
+
+            return fast_verdict
 
     def verdict(messages: list[Any]) -> bool:
         try:
