@@ -63,7 +63,9 @@ async def _serve(settings: Settings, tls: dict[str, object]) -> None:
     from askgate.server.wire import make_broker
     from askgate.store import Store
 
-    logs.configure(settings.log_level)  # before the broker's first line (its start-up sweep logs), redaction included
+    # before the broker's first line (its start-up sweep logs), redaction included; final: one process, one
+    # configuration (create_app's own call then changes nothing), so loggers are cached
+    logs.configure(settings.log_level, final=True)
     store = await Store.open(settings.db_url, secret_key=settings.secret_key,
                              sqlite_synchronous=settings.sqlite_synchronous)
     try:

@@ -26,9 +26,22 @@ def debug_enabled() -> bool:
     return _debug
 
 
-def configure(level: str = "info") -> None:
-    global _debug
+_final: int | None = None  # the level fixed for the life of the process by configure(..., final=True)
+
+
+def configure(level: str = "info", *, final: bool = False) -> None:
+    """JSON lines on stderr at ``level``.
+
+    ``final`` (``askgate serve``, one configuration for the whole process): loggers are cached on first
+    use, which saves building a bound logger at every log call (about 1% of a busy broker's CPU), and later
+    calls change nothing. Without it (tests build many apps in one process, at different levels) every
+    call takes effect at once."""
+    global _debug, _final
     lvl = getattr(logging, level.upper(), logging.INFO)
+    if _final is not None:
+        return
+    if final:
+        _final = lvl
     _debug = lvl <= logging.DEBUG
     structlog.configure(
         processors=[
@@ -40,5 +53,5 @@ def configure(level: str = "info") -> None:
         ],
         wrapper_class=structlog.make_filtering_bound_logger(lvl),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=False,
+        cache_logger_on_first_use=final,
     )
