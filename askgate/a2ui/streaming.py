@@ -69,9 +69,17 @@ _STOP_IN = re.compile(r'["\\]')
 _STOP_OUT_DUE = re.compile(r'["{}\[\]:,]')
 _STOP_IN_DUE = re.compile(r'["\\:,}\]]')
 _DELIMS = frozenset('":,}]')
-# The tokens of a run (``_scan_run``): a string without escapes closed in the chunk (with the colon right
-# after it, if any), or a structural character; a lone quote: a string left open or holding an escape.
-_RUN_TOKEN = re.compile(r'"[^"\\]*":?|["{}\[\]:]')
+
+
+def _run_token(names: tuple[str, ...]) -> re.Pattern[str]:
+    """The tokens of a run (``_scan_run``), as group 1: a string without escapes closed in the chunk (with
+    the colon right after it, if any), a structural character, or a lone quote (a string left open or
+    holding an escape). Before each, skipped in one go, what the machine does nothing with: plain
+    characters, and strings (with their colon) and colons that neither end a tracked term, name a key
+    that is noted, nor follow a quote the machine would look back from (one at the chunk start, one after
+    a term's last letter, a colon right after a quote outside the match)."""
+    quiet_string = rf'(?<=[^{"".join(sorted(_TERM_ENDS))}])"(?!(?:{"|".join(map(re.escape, names))})")[^"\\]*":?'
+    return re.compile(rf'(?:[^"{{}}\[\]:]+|{quiet_string}|(?<=[^"]):)*+("[^"\\]*":?|["{{}}\[\]:])')
 # JSON's insignificant whitespace, deleted by str.translate.
 _NO_SPACE = str.maketrans("", "", " \t\n\r")
 # Last letters of the quoted terms tracked in the buffer (a quote after anything else ends no term).
@@ -359,6 +367,8 @@ class StreamParser:
         self._colon_terms = {f'"{t}":': [] for t in self._types}
         self._kind_terms = [(t, self._colon_terms[f'"{t}":']) for t in self._types]
         self._colon_bare = frozenset(term[:-1] for term in self._colon_terms)
+        names = {"id", "component", "root", "components", "surfaceId", self._dm_type, *self._types}
+        self._run_re = _run_token(tuple(sorted(names)))
         self._values = {"surfaceId": [], "root": []}
         self._latest_dirty = {"surfaceId", "root"}
         self._latest_value: dict[str, str | None] = {}
@@ -504,8 +514,7 @@ class StreamParser:
         base = buf.length - pend  # the buffer position of s[k] is base + k
         quote_terms = self._quote_terms
         colon_bare = self._colon_bare
-        last_start = last_end = -1  # the last string token
-        str_at = -1  # where the last string opened (the loop's ``_str_start``, set on the way out)
+        str_at = -1  # where the last noted string opened (the loop's ``_str_start``, set on the way out)
         if self._in_str:  # a string opened in an earlier chunk: its closing quote as the loop takes it
             k = s.find('"', i)
             if (
@@ -520,8 +529,15 @@ class StreamParser:
             self._in_str = False  # a colon right after it is looked up as the loop does (on_colon)
             i = k + 1
         try:
-            for m in _RUN_TOKEN.finditer(s, i):
-                j, e = m.span()
+            run_match = self._run_re.match  # anchored at each token's end (a search could start in a string)
+            while True:
+                m = run_match(s, i)
+                if m is None:  # nothing but what the machine passes over
+                    if pend < len(s):
+                        buf.append(s[pend:])
+                    return len(s)
+                j, e = m.span(1)
+                i = e
                 c = s[j]
                 if c == '"':
                     if j == 0 or s[j - 1] in _TERM_ENDS:
@@ -548,7 +564,7 @@ class StreamParser:
                                 top[2] |= _F_PROTOCOL
                                 if text == self._dm_type:
                                     top[2] |= _F_DM
-                    last_start, last_end, str_at = j, q, base + j
+                    str_at = base + j
                     if q != e and token in colon_bare:  # a message kind written as a key
                         buf.append(s[pend:e])
                         pend = e
@@ -558,8 +574,8 @@ class StreamParser:
                             if self._latest_dirty:
                                 return e
                 elif c == ":":
-                    if (j == 0 or s[j - 1] == '"') and (last_end != j or s[last_start:j] in colon_bare):
-                        # A key that may be a message kind, or one closed before the run: as the loop does.
+                    if j == 0 or s[j - 1] == '"':
+                        # After a key closed before the run (a key in the run takes its colon with it).
                         buf.append(s[pend:e])
                         pend = e
                         self._on_colon(s, j)
@@ -587,10 +603,6 @@ class StreamParser:
                         self._sniff()
                     if not stack or not self._in_top or self._sniff_due or self._latest_dirty:
                         return e
-            else:
-                if pend < len(s):
-                    buf.append(s[pend:])
-                return len(s)
             if self._in_str:
                 buf.append(s[pend:])
                 return len(s)

@@ -39,7 +39,8 @@ def _state(parser: StreamParser) -> Any:
         parser._in_top,
         parser._in_str,
         parser._esc,
-        parser._str_escaped,
+        # What the loop notes about a string is read only while it is open (at its closing quote).
+        (parser._str_start, parser._str_escaped) if parser._in_str else None,
         parser._sniff_due,
         parser._found_json,
         json.dumps(parser._quote_terms, sort_keys=True),
@@ -140,6 +141,8 @@ _PIECES = [
     '"updateComponents"', '"updateDataModel"', '"contents"', '"key"', '"valueString"', '"value"',
     '"Text"', '"Column"', '"text"', '"literalString"', '"a"', '"b"', '"s1"', '"ro', 'ot"', '"surfaceI',
     'd"', "1", "true", "{}", "[]", '":', '"x":', '": "', "abc",
+    # Terms written bare, so that a quote after them ends one (``"a"root"b"``).
+    "root", "surfaceId", "components", "id", "surfaceUpdate", "dataModelUpdate", "updateDataModel",
 ]
 
 
