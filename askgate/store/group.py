@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 from askgate.store.engine import InlineConnection, InlineEngine
@@ -35,6 +34,48 @@ class _Group:
         self.changed: set[str] = set()
 
 
+class _Unit:
+    """One unit of work of a :class:`GroupCommit` (see :meth:`GroupCommit.unit`)."""
+
+    __slots__ = ("_gc", "_group", "_changed")
+
+    def __init__(self, gc: GroupCommit) -> None:
+        self._gc = gc
+
+    async def __aenter__(self) -> tuple[InlineConnection, set[str]]:
+        gc = self._gc
+        await gc._lock.acquire()
+        try:
+            group = gc._group if gc._group is not None else gc._start_group()
+            # savepoints straight on the DB-API connection (what exec_driver_sql ran, without ~30 µs of
+            # SQLAlchemy execution context per statement, three statements per unit)
+            group.db.execute("SAVEPOINT askgate_unit")
+        except BaseException:
+            gc._lock.release()
+            raise
+        self._group = group
+        self._changed: set[str] = set()
+        return InlineConnection(group.conn), self._changed
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        group = self._group
+        try:
+            if exc is not None:
+                group.db.execute("ROLLBACK TO SAVEPOINT askgate_unit")
+                group.db.execute("RELEASE SAVEPOINT askgate_unit")
+            else:
+                group.db.execute("RELEASE SAVEPOINT askgate_unit")
+                group.changed |= self._changed
+        finally:
+            self._gc._lock.release()
+        if exc is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(group.done)
+            return False  # the unit's own exception goes on
+        await asyncio.shield(group.done)
+        return False
+
+
 class GroupCommit:
     """Units of work on the single SQLite write connection, committed together."""
 
@@ -45,47 +86,29 @@ class GroupCommit:
         self._group: _Group | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
-    @asynccontextmanager
-    async def unit(self) -> AsyncIterator[tuple[InlineConnection, set[str]]]:
-        """Yield the write connection (inside a savepoint) and the set to add changed ask ids to.
+    def unit(self) -> _Unit:
+        """``async with`` it: the write connection (inside a savepoint) and the set to add changed ask ids to.
 
         On normal exit the unit is released into its group and this waits for the group's commit; on an
         exception it is rolled back and the exception re-raised once the group has committed (so a caller
-        that retries after a lost compare-and-set reads what the winner wrote)."""
-        async with self._lock:
-            group = self._group
-            if group is None:
-                conn = self._engine.sync_engine.connect()
-                try:
-                    trans = conn.begin()  # BEGIN IMMEDIATE (engine event): holds the write lock of the file
-                except BaseException:
-                    conn.close()
-                    raise
-                group = self._group = _Group(conn, trans, asyncio.get_running_loop().create_future())
-                task = asyncio.create_task(self._commit(group), name="askgate-group-commit")
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-            conn = group.conn
-            # savepoints straight on the DB-API connection (what exec_driver_sql ran, without ~30 µs of
-            # SQLAlchemy execution context per statement, three statements per unit)
-            db = group.db
-            db.execute("SAVEPOINT askgate_unit")
-            changed: set[str] = set()
-            failed: BaseException | None = None
-            try:
-                yield InlineConnection(conn), changed
-            except BaseException as exc:
-                failed = exc
-                db.execute("ROLLBACK TO SAVEPOINT askgate_unit")
-                db.execute("RELEASE SAVEPOINT askgate_unit")
-            else:
-                db.execute("RELEASE SAVEPOINT askgate_unit")
-                group.changed |= changed
-        if failed is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.shield(group.done)
-            raise failed
-        await asyncio.shield(group.done)
+        that retries after a lost compare-and-set reads what the winner wrote). A class rather than an
+        ``asynccontextmanager``: two of these per request, and the generator machinery cost more than the
+        savepoint statements."""
+        return _Unit(self)
+
+    def _start_group(self) -> _Group:
+        """A new group: its transaction begun (holding the file's write lock) and its committer queued."""
+        conn = self._engine.sync_engine.connect()
+        try:
+            trans = conn.begin()  # BEGIN IMMEDIATE (engine event): holds the write lock of the file
+        except BaseException:
+            conn.close()
+            raise
+        group = self._group = _Group(conn, trans, asyncio.get_running_loop().create_future())
+        task = asyncio.create_task(self._commit(group), name="askgate-group-commit")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return group
 
     async def _commit(self, group: _Group) -> None:
         async with self._lock:  # FIFO: every unit already waiting for the lock joins this group
