@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -213,6 +213,31 @@ def _decode_cursor(cursor: str) -> tuple[datetime, str]:
 # --------------------------------------------------------------------------------------------------
 # The unit of work
 # --------------------------------------------------------------------------------------------------
+
+
+class _SqliteWrite:
+    """:meth:`Store.write` on SQLite: a :class:`Tx` on a unit of the group commit, its audit entries flushed
+    before the unit is released. A class, not a generator: one of these per request."""
+
+    __slots__ = ("_store", "_unit", "_now", "_tx", "_changed")
+
+    def __init__(self, store: Store, group: GroupCommit, now: datetime | None) -> None:
+        self._store, self._unit, self._now = store, group.unit(), now
+
+    async def __aenter__(self) -> Tx:
+        conn, self._changed = await self._unit.__aenter__()
+        self._tx = Tx(conn, self._store, self._now or _now())  # type: ignore[arg-type]
+        return self._tx
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        if exc is None:
+            try:
+                await self._tx.flush()
+                self._changed |= self._tx.changed
+            except BaseException as failed:
+                await self._unit.__aexit__(type(failed), failed, failed.__traceback__)
+                raise
+        return await self._unit.__aexit__(exc_type, exc, tb)
 
 
 @dataclass
@@ -565,17 +590,15 @@ class Store:
 
     # ---- transactions ---------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def write(self, now: datetime | None = None) -> AsyncIterator[Tx]:
+    def write(self, now: datetime | None = None) -> AbstractAsyncContextManager[Tx]:
         """A write transaction; commits on normal exit, rolls back on any exception. On SQLite it is a
         unit of a group commit (askgate/store/group.py): same guarantees, one fsync for many units."""
         if self._group is not None:
-            async with self._group.unit() as (conn, changed):
-                tx = Tx(conn, self, now or _now())  # type: ignore[arg-type]
-                yield tx
-                await tx.flush()
-                changed |= tx.changed
-            return
+            return _SqliteWrite(self, self._group, now)
+        return self._pg_write(now)
+
+    @asynccontextmanager
+    async def _pg_write(self, now: datetime | None) -> AsyncIterator[Tx]:
         async with pgf.begin(self._engines.write) as (conn, raw):  # PostgreSQL (SQLite took the branch above)
             tx = Tx(conn, self, now or _now(), raw=raw)
             yield tx
