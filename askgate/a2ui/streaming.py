@@ -89,6 +89,7 @@ _KEY_LENGTHS = frozenset({2, 9, 13, 14, 15, 16})
 
 # Flags of an open object: which keys appear directly in it (a superset of its parsed keys).
 _F_ID, _F_COMPONENT, _F_DM, _F_PROTOCOL = 1, 2, 4, 8
+_F_ID_COMPONENT = _F_ID | _F_COMPONENT
 
 
 _scan_once = json.decoder.JSONDecoder().scan_once  # the C scanner json.loads ends up in
@@ -209,6 +210,7 @@ class StreamParser:
         # Key names whose presence in a component's text means it may be rewritten for display.
         self._rewrite_names = tuple(f'"{f}"' for f in CHILD_FIELDS) + (("\\u",) if self._v09 else ('"path"', "\\u"))
         self._dm_type = _UDM if self._v09 else _DMU
+        self._dm_term = f'"{self._dm_type}"'
 
         # Text level.
         self._in_block = False
@@ -515,6 +517,7 @@ class StreamParser:
         quote_terms = self._quote_terms
         colon_bare = self._colon_bare
         str_at = -1  # where the last noted string opened (the loop's ``_str_start``, set on the way out)
+        quiet_colon = -1  # a colon here follows the string closed below: no message kind (see there)
         if self._in_str:  # a string opened in an earlier chunk: its closing quote as the loop takes it
             k = s.find('"', i)
             if (
@@ -526,8 +529,12 @@ class StreamParser:
                 or "\\" in s[i:k]
             ):
                 return i  # no closing quote, or one that may end a term or a key that matters
-            self._in_str = False  # a colon right after it is looked up as the loop does (on_colon)
+            # A colon right after it needs no look-up: the quoted text before that colon is this string
+            # (no quote inside it, no escape) or, when longer than the look-up window, nothing, and a
+            # message kind's length is one of ``_KEY_LENGTHS``, which this string's is not.
+            self._in_str = False
             i = k + 1
+            quiet_colon = i
         try:
             run_match = self._run_re.match  # anchored at each token's end (a search could start in a string)
             while True:
@@ -574,7 +581,7 @@ class StreamParser:
                             if self._latest_dirty:
                                 return e
                 elif c == ":":
-                    if j == 0 or s[j - 1] == '"':
+                    if (j == 0 or s[j - 1] == '"') and j != quiet_colon:
                         # After a key closed before the run (a key in the run takes its colon with it).
                         buf.append(s[pend:e])
                         pend = e
@@ -594,6 +601,18 @@ class StreamParser:
                         buf.append(s[pend:e])
                         return e
                 else:  # "}"
+                    flags = stack[-1][2]
+                    if (
+                        flags & _F_ID_COMPONENT != _F_ID_COMPONENT
+                        and not flags & _F_PROTOCOL
+                        and (len(stack) > 2 or (len(stack) == 2 and stack[0][0] != "["))
+                        and self._found_json
+                    ):
+                        # What ``_close_object`` returns early on (the run is inside the top array):
+                        # not a component, not a message, not top level. Such a frame has no healed
+                        # entry (those need both key flags), so only the pop is left.
+                        stack.pop()
+                        continue
                     buf.append(s[pend:e])
                     pend = e
                     self._close_object(parts)
@@ -836,16 +855,21 @@ class StreamParser:
             # Parsing it could change nothing: not a component, not a message, not top level. Nor did
             # anything a sniff reads change, so no re-sniff is due either (a sniff is idempotent).
             return
-        self._sniff_due = True
         text = buf.from_(start)
         if not text.startswith("{"):
+            self._sniff_due = True
             return
         if healed is not None and healed[0] is frame and self._same_as_shown(healed[1], healed[2], text):
-            # The component as it was last healed, only closed: parsing it would give what is seen.
+            # The component as it was last healed, only closed: parsing it would give what is seen. No
+            # re-sniff either, unless a surfaceId / root value is undecided (the brace may decide it):
+            # nothing else a sniff reads or writes changed (a cut-off buffer forces one below).
+            if self._latest_dirty:
+                self._sniff_due = True
             self._found_json = True
             self._raw[healed[1]] = text
             self._topology_dirty = True
         else:
+            self._sniff_due = True
             try:
                 obj = _loads(text)
             except json.JSONDecodeError:
@@ -1204,7 +1228,7 @@ class StreamParser:
         return None
 
     def _sniff_partial_data_model(self, parts: list[ResponsePart]) -> None:
-        if not self._quote_terms[f'"{self._dm_type}"']:
+        if not self._quote_terms[self._dm_term]:
             return
         for raw, scan, _ in self._open_objects(_F_DM):
             obj = self._parse_healed(raw, scan)
@@ -1283,7 +1307,7 @@ class StreamParser:
             if sid in self._deleted:
                 return
             yielded = self._yielded_ids.get(sid, set())
-            components = self._components()
+            shown_now = self._components()  # the live list: copied below only when an update is made
             dup = bool(extras) and self._loading_ids > 0 and not reach.isdisjoint(extras)
             changed_real, changed_ph = self._changed(sid, reach, extras, dup)
             covered = self._covered
@@ -1295,6 +1319,7 @@ class StreamParser:
                     self._covered = (yielded, reach, len(reach))
             if not fresh and not changed_real and not changed_ph:
                 return
+            components = list(shown_now)
             if self._buffered_start and sid not in self._started:
                 self._yield_messages([self._buffered_start], parts, strict=True)
                 self._started.add(sid)
@@ -1385,7 +1410,8 @@ class StreamParser:
             self._with_ph.discard(cid)
 
     def _components(self) -> list[Any]:
-        """The shown reachable components sorted by id (kept in step with the topology, not rebuilt)."""
+        """The shown reachable components sorted by id (kept in step with the topology, not rebuilt; the
+        list itself is returned: copy it before handing it out)."""
         topo = self._topo
         ids, out = self._out_ids, self._out
         if self._out_version != topo.version:
@@ -1410,7 +1436,7 @@ class StreamParser:
                     out[at] = self._proc[cid][0].comp
             self._out_dirty.clear()
         topo.added.clear()
-        return list(out)
+        return out
 
     def _placeholder(self, pid: str) -> dict[str, Any]:
         """The placeholder component for ``pid`` (one shared, read-only object per id)."""
@@ -1466,7 +1492,9 @@ class StreamParser:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
         self._out_dirty.add(cid)
-        registered = self._registered.setdefault(cid, set())
+        registered = self._registered.get(cid)
+        if registered is None:
+            registered = self._registered[cid] = set()
         if fresh is None:
             fresh = list(shown.missing - registered) if not registered.issuperset(shown.missing) else []
         for child in fresh:
