@@ -257,6 +257,10 @@ class StreamParser:
         self._extras_seen: Any = None  # the last placeholder list whose components exist
         self._ph_synced: tuple[Any, Any] | None = None  # (sid, placeholder list) all shown to sid as is
         self._ph_valid: tuple[Any, Any] | None = None  # (sid, placeholder list) all known valid for sid
+        # (placeholder list, the list it was derived from, the ids appended): the first is part of the
+        # second plus the third at its end, so what is known of all ids of the second (made, shown to a
+        # surface, valid for it) only has to be found out for the third.
+        self._ph_derived: tuple[list[str], list[str], list[str]] | None = None
         self._loading_ids = 0  # reachable components whose id looks like a placeholder id
         self._covered: tuple[set[Any], set[Any], int] | None = None  # (yielded ids, reach, size): reach <= yielded
         self._out_ids: list[Any] = []
@@ -1382,7 +1386,11 @@ class StreamParser:
                     merged[pid] = None
             extras = list(merged)
         if extras is not self._extras_seen:
-            for pid in list(filterfalse(self._ph_comp.__contains__, extras)):
+            derived = self._ph_derived
+            todo = extras
+            if derived is not None and derived[0] is extras and derived[1] is self._extras_seen:
+                todo = derived[2]
+            for pid in list(filterfalse(self._ph_comp.__contains__, todo)):
                 self._placeholder(pid)
             self._extras_seen = extras
         return extras
@@ -1390,6 +1398,7 @@ class StreamParser:
     def _apply_patches(self, cid: Any, children: list[Any]) -> None:
         """Children of ``cid`` arrived: swap their placeholders back (or rebuild when that is unsafe)."""
         shown, dump = self._proc.get(cid, (None, None))
+        before = shown
         for child in children:
             if shown is None:
                 break
@@ -1402,6 +1411,9 @@ class StreamParser:
             return
         if dump is None:
             dump = _dump_sorted(shown.comp)
+        if before is not None and self._fast_scan:
+            # Each patch copies the placeholder list less one id (``patch_component``).
+            self._ph_derived = (shown.placeholders, before.placeholders, [])
         if dump != self._proc[cid][1]:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
@@ -1466,6 +1478,11 @@ class StreamParser:
             known = memo[2] if memo is not None and memo[0] is src and memo[1] is comp else UNKNOWN_GROWTH
             grown = grow_component(old[0], src, comp, raw, self._seen, self._v09, self._pids, known)
             if grown is not None:
+                if self._fast_scan:
+                    # The old list (or all of it but its last id) plus the newly missing children's.
+                    placeholders = grown[0].placeholders
+                    added = placeholders[len(placeholders) - len(grown[1]) :]
+                    self._ph_derived = (placeholders, old[0].placeholders, added)
                 self._store(cid, grown[0], old, grown[1])
                 return
         plain = False
@@ -1521,9 +1538,15 @@ class StreamParser:
         changed_ph: list[str] = []
         synced = self._ph_synced
         if extras and not (synced is not None and synced[0] == sid and synced[1] is extras):
+            derived = self._ph_derived
+            todo = extras
+            # Derived from the list all shown to sid (``_ph_synced``): only the appended ids can be new.
+            if synced is not None and synced[0] == sid and derived is not None:
+                if derived[0] is extras and derived[1] is synced[1]:
+                    todo = derived[2]
             shown = self._ph_shown.get(sid, set())
-            if not shown.issuperset(extras):
-                changed_ph = list(filterfalse(shown.__contains__, extras))
+            if not shown.issuperset(todo):
+                changed_ph = list(filterfalse(shown.__contains__, todo))
         if dup:  # an id shown both as a component and as a placeholder
             for pid in extras:
                 if pid in reach:
@@ -1569,14 +1592,21 @@ class StreamParser:
             valid = self._ph_valid
             if valid is not None and valid[0] == sid and valid[1] is extras:
                 return True
+            derived = self._ph_derived
+            todo = extras
+            # Derived from a list all valid for sid: only the appended ids can be unknown (those of the
+            # old list are in ``ok``, which never shares an id with ``nok``).
+            if valid is not None and valid[0] == sid and derived is not None:
+                if derived[0] is extras and derived[1] is valid[1]:
+                    todo = derived[2]
             ok = self._ph_ok.setdefault(sid, set())
-            if ok.issuperset(extras):
+            if ok.issuperset(todo):
                 self._ph_valid = (sid, extras)
                 return True
             nok = self._ph_bad.setdefault(sid, set())
-            if not nok.isdisjoint(extras):
+            if not nok.isdisjoint(todo):
                 return False
-            fresh = list(filterfalse(ok.__contains__, extras))
+            fresh = list(filterfalse(ok.__contains__, todo))
             # Placeholders hold no references, so a batch of them is valid exactly when each one is:
             # one validation for all new placeholders, one by one only if the batch fails. Distinct
             # string ids, an empty child list, no path, no call: the integrity rules cannot fail on such
