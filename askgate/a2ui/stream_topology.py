@@ -44,6 +44,8 @@ class Topology:
         self._pdepth: dict[Any, int] = {}
         self.version = 0  # bumps whenever ``reach`` is rebuilt
         self.added: list[Any] = []  # ids added to ``sorted_reach`` since the last rebuild
+        # Every id added to ``reach`` in place, in order (a rebuild makes a new set and a new list).
+        self.grown: list[Any] = []
 
     # ---- updates --------------------------------------------------------------------------------
 
@@ -142,6 +144,7 @@ class Topology:
                 self._tree = False
                 return
             self.reach.add(node)
+            self.grown.append(node)
             added.append(node)
             self._depth[node] = d
             for ref in self.refs.get(node, ()):
@@ -221,6 +224,7 @@ class Topology:
         changed = reach != self.reach
         self._root = root
         self.reach = reach
+        self.grown = []
         self._depth = {cid: depth_of[cid] for cid in reach}
         self._inref = inref
         self._pdepth = pdepth

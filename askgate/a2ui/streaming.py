@@ -262,7 +262,8 @@ class StreamParser:
         # surface, valid for it) only has to be found out for the third.
         self._ph_derived: tuple[list[str], list[str], list[str]] | None = None
         self._loading_ids = 0  # reachable components whose id looks like a placeholder id
-        self._covered: tuple[set[Any], set[Any], int] | None = None  # (yielded ids, reach, size): reach <= yielded
+        # (yielded ids, reach, its size, topology's grown list, its length then): reach <= yielded ids.
+        self._covered: tuple[set[Any], set[Any], int, list[Any], int] | None = None
         self._out_ids: list[Any] = []
         self._out: list[Any] = []
         self._out_version = -1
@@ -1315,12 +1316,24 @@ class StreamParser:
             dup = bool(extras) and self._loading_ids > 0 and not reach.isdisjoint(extras)
             changed_real, changed_ph = self._changed(sid, reach, extras, dup)
             covered = self._covered
+            since = None  # the ids added to reach since it was covered, when known
             if covered is not None and covered[0] is yielded and covered[1] is reach and covered[2] == len(reach):
                 fresh = False  # reach only grows in place (a rebuild is a new set): nothing new since
             else:
-                fresh = not reach <= yielded
+                grown = self._topo.grown
+                if (
+                    self._fast_scan
+                    and covered is not None
+                    and covered[0] is yielded
+                    and covered[1] is reach
+                    and covered[3] is grown
+                ):
+                    since = grown[covered[4] :]  # reach is what it was (all in yielded) plus these
+                    fresh = not yielded.issuperset(since)
+                else:
+                    fresh = not reach <= yielded
                 if not fresh:
-                    self._covered = (yielded, reach, len(reach))
+                    self._covered = (yielded, reach, len(reach), grown, len(grown))
             if not fresh and not changed_real and not changed_ph:
                 return
             components = list(shown_now)
@@ -1343,9 +1356,10 @@ class StreamParser:
             if self._partial_ok(sid, message, reach, extras, changed_real, dup):
                 self._emit(parts, message)
             if fresh:
-                yielded = self._yielded_ids.setdefault(sid, set())
-                yielded.update(reach)
-                self._covered = (yielded, reach, len(reach))
+                stored = self._yielded_ids.setdefault(sid, set())
+                stored.update(since if since is not None and stored is yielded else reach)
+                grown = self._topo.grown
+                self._covered = (stored, reach, len(reach), grown, len(grown))
             contents = self._contents.setdefault(sid, {})
             shown = self._ph_shown.setdefault(sid, set())
             for cid in changed_real:
