@@ -211,6 +211,9 @@ class StreamParser:
         self._rewrite_names = tuple(f'"{f}"' for f in CHILD_FIELDS) + (("\\u",) if self._v09 else ('"path"', "\\u"))
         self._dm_type = _UDM if self._v09 else _DMU
         self._dm_term = f'"{self._dm_type}"'
+        # What a key (unquoted text) tells about the object it is in: one look-up where the scanners note it.
+        self._key_bits: dict[str, int] = {t: _F_PROTOCOL | (_F_DM if t == self._dm_type else 0) for t in self._types}
+        self._key_bits.update({"id": _F_ID, "component": _F_COMPONENT})
 
         # Text level.
         self._in_block = False
@@ -521,6 +524,7 @@ class StreamParser:
         base = buf.length - pend  # the buffer position of s[k] is base + k
         quote_terms = self._quote_terms
         colon_bare = self._colon_bare
+        key_bits = self._key_bits
         str_at = -1  # where the last noted string opened (the loop's ``_str_start``, set on the way out)
         quiet_colon = -1  # a colon here follows the string closed below: no message kind (see there)
         if self._in_str:  # a string opened in an earlier chunk: its closing quote as the loop takes it
@@ -567,15 +571,7 @@ class StreamParser:
                     if q - j - 2 in _KEY_LENGTHS:
                         top = stack[-1]
                         if top[0] == "{":
-                            text = token[1:-1]
-                            if text == "id":
-                                top[2] |= _F_ID
-                            elif text == "component":
-                                top[2] |= _F_COMPONENT
-                            elif text in self._types:
-                                top[2] |= _F_PROTOCOL
-                                if text == self._dm_type:
-                                    top[2] |= _F_DM
+                            top[2] |= key_bits.get(token[1:-1], 0)
                     str_at = base + j
                     if q != e and token in colon_bare:  # a message kind written as a key
                         buf.append(s[pend:e])
@@ -695,14 +691,7 @@ class StreamParser:
                 text = json.loads('"' + raw + '"')
             except ValueError:
                 return
-        if text == "id":
-            top[2] |= _F_ID
-        elif text == "component":
-            top[2] |= _F_COMPONENT
-        elif text in self._types:
-            top[2] |= _F_PROTOCOL
-            if text == self._dm_type:
-                top[2] |= _F_DM
+        top[2] |= self._key_bits.get(text, 0)
 
     def _truncate(self, pos: int) -> None:
         """The buffer lost everything from ``pos`` (a complete top-level object was consumed)."""

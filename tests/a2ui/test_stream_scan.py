@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_streaming import _suite_streams
-from tests.support.a2ui_streams import llm_response, random_chunks
+from tests.support.a2ui_streams import cut_at, llm_response, random_chunks
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
@@ -188,9 +188,7 @@ def _message_streams(draw: st.DrawFn) -> tuple[str, list[str]]:
         messages += draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
     body = json.dumps(messages, indent=draw(st.sampled_from([None, 1])), ensure_ascii=draw(st.booleans()))
     whole = f"Hi <a2ui-json>{body}</a2ui-json> bye"
-    cuts = sorted(draw(st.lists(st.integers(0, len(whole)), max_size=40)))
-    bounds = [0, *cuts, len(whole)]
-    return version, [whole[a:b] for a, b in zip(bounds, bounds[1:])]
+    return version, cut_at(whole, draw(st.lists(st.integers(0, len(whole)), max_size=40)))
 
 
 @settings(max_examples=examples(600), deadline=None)

@@ -28,7 +28,7 @@ from askgate.a2ui.stream_growth import UNKNOWN_GROWTH, appended_strings
 from askgate.a2ui.stream_heal import heal_fragment
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_streaming import _suite_streams
-from tests.support.a2ui_streams import llm_response, random_chunks
+from tests.support.a2ui_streams import cut_at, llm_response, random_chunks
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
@@ -110,9 +110,7 @@ def _kind_switching_streams(draw: st.DrawFn) -> tuple[str, list[str]]:
     blocks = draw(st.integers(1, 2))
     body = json.dumps(messages, indent=draw(st.sampled_from([None, 1])))
     whole = "Hi " + " and ".join([f"<a2ui-json>{body}</a2ui-json>"] * blocks) + " bye"
-    cuts = sorted(draw(st.lists(st.integers(0, len(whole)), max_size=50)))
-    bounds = [0, *cuts, len(whole)]
-    return version, [whole[a:b] for a, b in zip(bounds, bounds[1:])]
+    return version, cut_at(whole, draw(st.lists(st.integers(0, len(whole)), max_size=50)))
 
 
 @settings(max_examples=examples(200), deadline=None)

@@ -105,6 +105,12 @@ def chunked(text: str, size: int = 40) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+def cut_at(text: str, cuts: list[int]) -> list[str]:
+    """``text`` cut at the given positions (any order, repeats give empty chunks): for drawn cut points."""
+    bounds = [0, *sorted(cuts), len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
 def random_chunks(text: str, rng: random.Random, max_size: int = 30) -> list[str]:
     """``text`` cut at random points (chunk sizes 1..max_size, occasionally an empty chunk)."""
     out, i = [], 0
