@@ -98,7 +98,7 @@ class AskRecord:
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "ask": _ask_to_json(self.ask),
+            "ask": _ask_json(self.ask),
             "routing": routing_json(self.routing),
             "state": self.state.value,
             "version": self.version,
@@ -184,12 +184,6 @@ def _parse_dt(value: str | None) -> datetime | None:
 REDACTED = "<redacted>"
 
 
-def _ask_to_json(ask: Ask) -> dict[str, Any]:
-    """The ask's JSON, made once per Ask object (frozen; its record is rewritten at every step); shared
-    between the records of one ask, read-only as every record dict is."""
-    return _ask_json(ask)
-
-
 def _dump_ask(ask: Ask) -> dict[str, Any]:
     data = ask.model_dump(mode="json", exclude={"delivery": {"authorization"}})
     if ask.delivery.authorization is not None:
@@ -197,6 +191,8 @@ def _dump_ask(ask: Ask) -> dict[str, Any]:
     return data
 
 
+# The ask's JSON, made once per Ask object (frozen; its record is rewritten at every step); shared between
+# the records of one ask, read-only as every record dict is.
 _ask_json: IdentityMemo[Ask, dict[str, Any]] = IdentityMemo(_dump_ask)
 
 

@@ -377,23 +377,17 @@ class Tx:
         transaction, and all entries and heads are written in a few batched statements at commit."""
         key = (chain_kind, chain_id)
         head = self._heads.get(key)
+        if head is None and chain_kind == "ask" and chain_id in self._fresh:
+            # the chain of an ask this transaction inserted starts now: its head is inserted at the end
+            # (if a head existed after all, that insert fails the unit: a chain is never forked)
+            head = self._heads[key] = [0, None, False]
         if head is None and not self._pg:
-            if chain_kind == "ask" and chain_id in self._fresh:
-                # the chain of an ask this transaction inserted starts now: its head is inserted at the end
-                # (if a head existed after all, that insert fails the unit: a chain is never forked)
-                head = self._heads[key] = [0, None, False]
-            else:
-                found_raw = fast.chain_head(fast.dbapi(self.conn), chain_kind, chain_id)
-                head = [found_raw[0], found_raw[1], True] if found_raw is not None else [0, None, False]
-                self._heads[key] = head
+            found_raw = fast.chain_head(fast.dbapi(self.conn), chain_kind, chain_id)
+            head = [found_raw[0], found_raw[1], True] if found_raw is not None else [0, None, False]
+            self._heads[key] = head
         if head is None and self.raw is not None:
-            if chain_kind == "ask" and chain_id in self._fresh:
-                # the chain of an ask this transaction inserted starts now: its head is inserted at the end
-                # (if a head existed after all, that insert fails the unit: a chain is never forked)
-                head = self._heads[key] = [0, None, False]
-            else:
-                length, head_hash = await pgf.lock_head(self.raw, chain_kind, chain_id)
-                head = self._heads[key] = [length, head_hash, True]  # exists now (locked): updated at the end
+            length, head_hash = await pgf.lock_head(self.raw, chain_kind, chain_id)
+            head = self._heads[key] = [length, head_hash, True]  # exists now (locked): updated at the end
         if head is None:
             if self._pg:
                 await self.conn.execute(

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from askgate.broker import records
 from askgate.core.lifecycle import AskRecord
-from askgate.core.record import _ask_to_json, _dump_ask
+from askgate.core.record import _ask_json, _dump_ask
 from askgate.store import record_memo
 from askgate.store.jsontext import dumps_text
 from tests.core.lifecycle_support import ALICE, aqp_ask, opened
@@ -67,10 +67,10 @@ def test_a_record_holding_a_credential_is_always_rebuilt() -> None:
 
 def test_the_ask_json_is_made_once_per_ask_and_equals_a_fresh_dump() -> None:
     rec = opened(aqp_ask(), ALICE).record
-    first = _ask_to_json(rec.ask)
-    assert first == _dump_ask(rec.ask) and _ask_to_json(rec.ask) is first
+    first = _ask_json(rec.ask)
+    assert first == _dump_ask(rec.ask) and _ask_json(rec.ask) is first
     other = rec.ask.model_copy(update={"prompt": "Another?"})
-    assert _ask_to_json(other)["prompt"] == "Another?"
+    assert _ask_json(other)["prompt"] == "Another?"
 
 
 def test_identity_memo_is_by_identity_and_bounded() -> None:
