@@ -16,7 +16,7 @@ import re
 from json.encoder import c_make_encoder, encode_basestring_ascii
 from typing import Any, Callable
 
-from askgate.a2ui.stream_growth import with_list
+from askgate.a2ui.stream_growth import list_at, with_list
 
 __all__ = ["MARKER", "dump", "dump_sorted", "dump_with_list", "template_dumper"]
 
@@ -49,12 +49,7 @@ _LIST_TOKEN = dump_sorted([MARKER])
 def dump_with_list(comp: dict[str, Any], path: tuple[Any, ...]) -> str:
     """``dump_sorted(comp)`` where ``path`` (dict keys) leads to a list, spliced in when its items are
     plain string ids (else, or when the path does not lead to a list, the plain dump)."""
-    node: Any = comp
-    for key in path:
-        if type(node) is not dict or key not in node:
-            return dump_sorted(comp)
-        node = node[key]
-    items = node
+    items = list_at(comp, path)  # None where the path does not lead anywhere: the plain dump below
     if type(items) is not list or not items or {*map(type, items)} != {str} or not _PLAIN.fullmatch("".join(items)):
         return dump_sorted(comp)
     small = dump_sorted(with_list(comp, path, [MARKER]))

@@ -841,7 +841,7 @@ class StreamParser:
         healed = self._healed.pop(id(frame), None) if self._healed else None
         if (
             self._found_json
-            and flags & (_F_ID | _F_COMPONENT) != (_F_ID | _F_COMPONENT)
+            and flags & _F_ID_COMPONENT != _F_ID_COMPONENT
             and not (self._in_top and flags & _F_PROTOCOL)
             and stack
             and not (self._in_top and len(stack) == 1 and stack[0][0] == "[")
@@ -1185,7 +1185,7 @@ class StreamParser:
     def _sniff_partial_component(self) -> None:
         if not self._quote_terms['"components"']:
             return
-        for raw, scan, frame in self._open_objects(_F_ID | _F_COMPONENT):
+        for raw, scan, frame in self._open_objects(_F_ID_COMPONENT):
             try:
                 healed = heal_fragment(raw, scan)
                 if not healed or _surely_invalid(healed):  # json.loads would only raise
@@ -1366,6 +1366,12 @@ class StreamParser:
             if "Circular" in text or "Self-reference" in text or "recursion" in text.lower() or check_root:
                 raise
 
+    def _since(self, extras: list[str], base: list[str]) -> list[str]:
+        """The ids of placeholder list ``extras`` that may be new against ``base``: only those appended,
+        when ``extras`` was derived from ``base`` (``_ph_derived``); else all of them."""
+        d = self._ph_derived
+        return d[2] if d is not None and d[0] is extras and d[1] is base else extras
+
     def _refresh(self, reach: set[Any]) -> list[str]:
         """Bring the shown form of every reachable component up to date; return the placeholder ids."""
         todo = (self._stale & reach) | (self._bufdep & reach)
@@ -1389,10 +1395,7 @@ class StreamParser:
                     merged[pid] = None
             extras = list(merged)
         if extras is not self._extras_seen:
-            derived = self._ph_derived
-            todo = extras
-            if derived is not None and derived[0] is extras and derived[1] is self._extras_seen:
-                todo = derived[2]
+            todo = self._since(extras, self._extras_seen)
             for pid in list(filterfalse(self._ph_comp.__contains__, todo)):
                 self._placeholder(pid)
             self._extras_seen = extras
@@ -1541,12 +1544,8 @@ class StreamParser:
         changed_ph: list[str] = []
         synced = self._ph_synced
         if extras and not (synced is not None and synced[0] == sid and synced[1] is extras):
-            derived = self._ph_derived
-            todo = extras
             # Derived from the list all shown to sid (``_ph_synced``): only the appended ids can be new.
-            if synced is not None and synced[0] == sid and derived is not None:
-                if derived[0] is extras and derived[1] is synced[1]:
-                    todo = derived[2]
+            todo = self._since(extras, synced[1]) if synced is not None and synced[0] == sid else extras
             shown = self._ph_shown.get(sid, set())
             if not shown.issuperset(todo):
                 changed_ph = list(filterfalse(shown.__contains__, todo))
@@ -1595,13 +1594,9 @@ class StreamParser:
             valid = self._ph_valid
             if valid is not None and valid[0] == sid and valid[1] is extras:
                 return True
-            derived = self._ph_derived
-            todo = extras
             # Derived from a list all valid for sid: only the appended ids can be unknown (those of the
             # old list are in ``ok``, which never shares an id with ``nok``).
-            if valid is not None and valid[0] == sid and derived is not None:
-                if derived[0] is extras and derived[1] is valid[1]:
-                    todo = derived[2]
+            todo = self._since(extras, valid[1]) if valid is not None and valid[0] == sid else extras
             ok = self._ph_ok.setdefault(sid, set())
             if ok.issuperset(todo):
                 self._ph_valid = (sid, extras)
