@@ -20,7 +20,7 @@ from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.stream_components import placeholder_body
 from askgate.a2ui.stream_dump import MARKER, dump_sorted, dump_with_list, template_dumper
 from askgate.a2ui.streaming import StreamParser
-from tests.support.a2ui_streams import llm_response
+from tests.support.a2ui_streams import chunked, llm_response
 from tests.support.scale import examples
 
 _ids = st.one_of(
@@ -87,7 +87,7 @@ def _records(catalog: A2uiCatalog, chunks: list[str]) -> list[str]:
 def test_parser_gives_the_plain_dumps_parts(n: int, size: int, version: str) -> None:
     catalog = A2uiCatalog.basic(version)
     text = llm_response(n, version, catalog.catalog_id)
-    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    chunks = chunked(text, size)
     spliced = _records(catalog, chunks)
     plain_body = placeholder_body(version == "0.9")
     with mock.patch.object(streaming, "dump_with_list", lambda comp, path: dump_sorted(comp)), \
@@ -101,5 +101,5 @@ def test_parser_splices_the_growing_root() -> None:
     catalog = A2uiCatalog.basic("0.8")
     text = llm_response(40, "0.8", catalog.catalog_id)
     with mock.patch.object(streaming, "dump_with_list", wraps=dump_with_list) as spy:
-        _records(catalog, [text[i : i + 40] for i in range(0, len(text), 40)])
+        _records(catalog, chunked(text, 40))
     assert spy.call_count >= 10

@@ -10,7 +10,6 @@ other child fields, v0.8 data paths, escapes).
 from __future__ import annotations
 
 import json
-from itertools import pairwise
 from typing import Any
 from unittest import mock
 
@@ -21,6 +20,7 @@ from askgate.a2ui import streaming
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.stream_growth import appended_strings
 from askgate.a2ui.streaming import StreamParser
+from tests.support.a2ui_streams import chunked, cut_at
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
@@ -70,9 +70,7 @@ def _streams(draw: st.DrawFn) -> tuple[str, list[str]]:
         messages = [{"beginRendering": {"surfaceId": "s", "root": "root"}},
                     {"surfaceUpdate": {"surfaceId": "s", "components": body}}]
     whole = f"Here: <a2ui-json>{json.dumps(messages, indent=draw(st.sampled_from([None, 1])))}</a2ui-json> done"
-    cuts = sorted(draw(st.lists(st.integers(0, len(whole)), max_size=60)))
-    bounds = [0, *cuts, len(whole)]
-    return version, [whole[a:b] for a, b in pairwise(bounds)]
+    return version, cut_at(whole, draw(st.lists(st.integers(0, len(whole)), max_size=60)))
 
 
 @settings(max_examples=examples(300), deadline=None)
@@ -104,10 +102,10 @@ def test_growth_path_is_taken() -> None:
         return result
 
     with mock.patch.object(streaming, "grow_component", spy):
-        fast = _records(catalog, [text[i : i + 40] for i in range(0, len(text), 40)])
+        fast = _records(catalog, chunked(text, 40))
     assert sum(taken) >= 10
     with mock.patch.object(streaming, "grow_component", lambda *a: None):
-        assert _records(catalog, [text[i : i + 40] for i in range(0, len(text), 40)]) == fast
+        assert _records(catalog, chunked(text, 40)) == fast
 
 
 def test_appended_strings() -> None:

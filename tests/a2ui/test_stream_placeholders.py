@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_stream_scan import _assert_same
-from tests.support.a2ui_streams import cut_at, llm_response, random_chunks
+from tests.support.a2ui_streams import chunked, cut_at, llm_response, random_chunks
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
@@ -79,7 +79,7 @@ def test_shortcut_matches_the_general_path_on_benchmark_streams() -> None:
     for version, catalog in _CATALOGS.items():
         for n in (20, 100):
             text = llm_response(n, version, catalog.catalog_id)
-            for chunks in ([text[i : i + 40] for i in range(0, len(text), 40)], random_chunks(text, rng, 30)):
+            for chunks in (chunked(text, 40), random_chunks(text, rng, 30)):
                 _assert_same(catalog, chunks, f"v{version} N={n}")
                 _feed_checked(catalog, chunks, strict=True)
 
@@ -89,7 +89,7 @@ def test_shortcut_is_taken_on_the_benchmark_stream() -> None:
     above check nothing)."""
     for version, catalog in _CATALOGS.items():
         text = llm_response(30, version, catalog.catalog_id)
-        assert _feed_checked(catalog, [text[i : i + 40] for i in range(0, len(text), 40)], strict=True) >= 20
+        assert _feed_checked(catalog, chunked(text, 40), strict=True) >= 20
 
 
 @st.composite

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_streaming import _suite_streams
-from tests.support.a2ui_streams import cut_at, llm_response, random_chunks
+from tests.support.a2ui_streams import chunked, cut_at, llm_response, random_chunks
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
@@ -93,7 +93,7 @@ def test_runs_match_the_general_loop_on_benchmark_streams() -> None:
     for version, catalog in _CATALOGS.items():
         for n in (12, 100):
             text = llm_response(n, version, catalog.catalog_id)
-            _assert_same(catalog, [text[i : i + 40] for i in range(0, len(text), 40)], f"v{version} N={n}")
+            _assert_same(catalog, chunked(text, 40), f"v{version} N={n}")
             _assert_same(catalog, random_chunks(text, rng, 25), f"v{version} N={n} random")
 
 

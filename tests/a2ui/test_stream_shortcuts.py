@@ -28,7 +28,7 @@ from askgate.a2ui.stream_growth import UNKNOWN_GROWTH, appended_strings
 from askgate.a2ui.stream_heal import heal_fragment
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_streaming import _suite_streams
-from tests.support.a2ui_streams import cut_at, llm_response, random_chunks
+from tests.support.a2ui_streams import chunked, cut_at, llm_response, random_chunks
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
@@ -74,7 +74,7 @@ def test_forced_sniff_changes_nothing_on_benchmark_streams() -> None:
     rng = random.Random(7)
     for version, catalog in _CATALOGS.items():
         text = llm_response(12, version, catalog.catalog_id)
-        for chunks in ([text[i : i + 40] for i in range(0, len(text), 40)], random_chunks(text, rng, 25)):
+        for chunks in (chunked(text, 40), random_chunks(text, rng, 25)):
             fast, slow = _both(catalog, chunks)
             assert fast == slow, version
 
@@ -168,7 +168,7 @@ def test_known_growth_is_appended_strings_and_is_used() -> None:
     each time (the general path) must give the same parts."""
     catalog = _CATALOGS["0.8"]
     text = llm_response(40, "0.8", catalog.catalog_id)
-    chunks = [text[i : i + 40] for i in range(0, len(text), 40)]
+    chunks = chunked(text, 40)
     real = streaming.grow_component
     hits = []
 
@@ -191,7 +191,7 @@ def test_known_growth_is_appended_strings_and_is_used() -> None:
 def test_known_growth_gives_the_general_paths_parts(n: int, size: int, version: str) -> None:
     catalog = _CATALOGS[version]
     text = llm_response(n, version, catalog.catalog_id)
-    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    chunks = chunked(text, size)
     real = streaming.grow_component
     fast = _records(catalog, chunks)
     with mock.patch.object(streaming, "grow_component", lambda *args: real(*args[:7])):
