@@ -28,6 +28,7 @@ from askgate.broker import records
 from askgate.broker.callbacks import check_callback_url, post_outcome
 from askgate.broker.errors import BrokerError, forbidden, not_found
 from askgate.broker.plugins import BrokerPlugin
+from askgate.broker.sqlite_peers import SqlitePeers
 from askgate.broker.waiters import PgListener, Waiters
 from askgate.core import audit as chain
 from askgate.core import lifecycle as lc
@@ -95,6 +96,7 @@ class Broker:
         self._tasks: list[asyncio.Task[Any]] = []
         self._bg: set[asyncio.Task[Any]] = set()
         self._listener: PgListener | None = None
+        self._peers: SqlitePeers | None = None  # other processes on the same SQLite file
         self._http: httpx.AsyncClient | None = None
         self._planned: datetime | None = None  # when the scheduler means to wake next (None: max_idle)
         store.on_commit(self.waiters.changed)
@@ -111,6 +113,12 @@ class Broker:
             self._listener.start()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._listener.ready.wait(), 10)
+        else:
+            database = self.store.engines.write.url.database
+            if database and database != ":memory:":
+                self._peers = SqlitePeers(database, self.waiters)
+                self._peers.start()
+                self.store.on_commit(self._peers.publish)
         if self._scheduler_enabled:
             await self.settle_due()  # deadlines that passed while nobody was running: settle them now
             self._tasks.append(asyncio.create_task(self._scheduler(), name="askgate-scheduler"))
@@ -133,6 +141,8 @@ class Broker:
         self._tasks.clear()
         if self._listener is not None:
             await self._listener.stop()
+        if self._peers is not None:
+            self._peers.stop()
         if self._http is not None:
             await self._http.aclose()
 

@@ -1,9 +1,11 @@
-"""Waking whoever waits on an ask: in-process events, plus PostgreSQL LISTEN/NOTIFY across processes.
+"""Waking whoever waits on an ask: in-process events, plus LISTEN/NOTIFY (PostgreSQL) or datagrams
+(SQLite, askgate/broker/sqlite_peers.py) across processes.
 
 A waiter takes the ask's event *before* reading its state, so a change committed between the read and
 the wait still wakes it (no lost wake-ups). Every committed write notifies (the store calls
 :meth:`Waiters.changed`; on PostgreSQL the transaction also sends ``pg_notify``, which
-:class:`PgListener` turns into the same call in every process).
+:class:`PgListener` turns into the same call in every process; on SQLite :class:`SqlitePeers` sends the
+changed ids to the other processes on the file).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from askgate.store.engine import InlineConnection, InlineEngine
+from askgate.store.filelock import WriteTurn
 
 
 class _Group:
@@ -46,7 +47,7 @@ class _Unit:
         gc = self._gc
         await gc._lock.acquire()
         try:
-            group = gc._group if gc._group is not None else gc._start_group()
+            group = gc._group if gc._group is not None else await gc._start_group()
             # savepoints straight on the DB-API connection (what exec_driver_sql ran, without ~30 µs of
             # SQLAlchemy execution context per statement, three statements per unit)
             group.db.execute("SAVEPOINT askgate_unit")
@@ -85,6 +86,9 @@ class GroupCommit:
         self._lock = asyncio.Lock()
         self._group: _Group | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        database = engine.url.database
+        # several askgate processes may share the file: each group first takes the file's write turn
+        self._turn = WriteTurn(database) if database and database != ":memory:" else None
 
     def unit(self) -> _Unit:
         """``async with`` it: the write connection (inside a savepoint) and the set to add changed ask ids to.
@@ -96,13 +100,20 @@ class GroupCommit:
         savepoint statements."""
         return _Unit(self)
 
-    def _start_group(self) -> _Group:
-        """A new group: its transaction begun (holding the file's write lock) and its committer queued."""
-        conn = self._engine.sync_engine.connect()
+    async def _start_group(self) -> _Group:
+        """A new group: the write turn taken (askgate/store/filelock.py), its transaction begun (holding the
+        file's write lock) and its committer queued."""
+        if self._turn is not None:
+            await self._turn.acquire()
         try:
-            trans = conn.begin()  # BEGIN IMMEDIATE (engine event): holds the write lock of the file
+            conn = self._engine.sync_engine.connect()
+            try:
+                trans = conn.begin()  # BEGIN IMMEDIATE (engine event): holds the write lock of the file
+            except BaseException:
+                conn.close()
+                raise
         except BaseException:
-            conn.close()
+            self._release_turn()
             raise
         group = self._group = _Group(conn, trans, asyncio.get_running_loop().create_future())
         task = asyncio.create_task(self._commit(group), name="askgate-group-commit")
@@ -127,7 +138,10 @@ class GroupCommit:
             if error is not None:
                 with contextlib.suppress(Exception):
                     group.trans.rollback()
-            group.conn.close()
+            try:
+                group.conn.close()
+            finally:
+                self._release_turn()  # the transaction is over: the next writer (maybe another process) may go
             if error is not None:
                 group.done.set_exception(error)
                 group.done.exception()  # marked retrieved: the units see it through their shield
@@ -140,8 +154,14 @@ class GroupCommit:
             if cancelled:
                 raise asyncio.CancelledError
 
+    def _release_turn(self) -> None:
+        if self._turn is not None:
+            self._turn.release()
+
     async def close(self) -> None:
         """Wait for the group in flight (if any) to commit."""
         for task in list(self._tasks):
             with contextlib.suppress(BaseException):
                 await task
+        if self._turn is not None:
+            self._turn.close()

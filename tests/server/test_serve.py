@@ -1,5 +1,6 @@
 """End to end against real `askgate serve` processes: SQLite with no set-up, the Python client, SSE,
-callbacks, a scan of everything askgate wrote for planted secrets, and two processes on one PostgreSQL."""
+callbacks, a scan of everything askgate wrote for planted secrets, and two processes on one PostgreSQL
+and on one SQLite file."""
 
 from __future__ import annotations
 
@@ -183,7 +184,16 @@ def test_secrets_never_appear_in_anything_askgate_writes(tmp_path: Path) -> None
 
 
 def test_two_processes_on_one_postgresql(tmp_path: Path) -> None:
-    url = postgres.fresh_database()
+    _two_processes_behave_as_one(tmp_path, postgres.fresh_database())
+
+
+def test_two_processes_on_one_sqlite_file(tmp_path: Path) -> None:
+    """Started together on a file that does not exist yet: one migration, one first admin, wake-ups across
+    processes (askgate/broker/sqlite_peers.py) and each deadline settled once."""
+    _two_processes_behave_as_one(tmp_path, str(tmp_path / "shared.db"))
+
+
+def _two_processes_behave_as_one(tmp_path: Path, url: str) -> None:
     a = serve.start(tmp_path, db=url, name="a")
     b = serve.start(tmp_path, db=url, name="b")
     try:
@@ -212,7 +222,7 @@ def test_two_processes_on_one_postgresql(tmp_path: Path) -> None:
         t.join(30)
         view = got["view"]
         assert isinstance(view, dict) and view["state"] == "answered"
-        assert time.monotonic() - answered_at < 5  # woken by NOTIFY, not by the 30 s timeout
+        assert time.monotonic() - answered_at < 5  # woken across processes, not by the 30 s timeout
 
         # deadlines: both processes run a scheduler; each ask is settled exactly once
         ids = [httpx.post(b.url + "/v1/asks", params={"respondent": "pg-bob"}, headers=ha,
