@@ -156,22 +156,19 @@ async def round_trip(url: str, toks: dict[str, str], waiters: int, *, poll: floa
     return {"waiters": waiters, "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "max_ms": max(lat)}
 
 
-async def throughput(url: str, toks: dict[str, str], seconds: float, workers: int = 32) -> dict[str, float]:
+async def throughput(urls: list[str], toks: dict[str, str], seconds: float, workers: int = 32) -> dict[str, float]:
     """Asks created and answered per second, sustained for ``seconds``; also the generator's own CPU per ask.
+
+    With several ``urls`` (askgate processes on one database) the workers are dealt out among them, as a
+    load balancer in front of the processes would; each worker creates and answers its asks on one.
 
     The generator must not eat the core the server needs (httpx cost ~12 ms of CPU per ask created and
     answered, more than the server), so each worker speaks HTTP/1.1 itself over one keep-alive asyncio
     stream: pre-built request bytes, a status line, headers and a Content-Length body read back, every
     status checked (201 for a create, 200 for an answer), the ask id taken from the create's JSON body.
     """
-    host, _, port = url.removeprefix("http://").partition(":")
     body = json.dumps(A2A).encode()
     answer = json.dumps(ANSWER).encode()
-    create_req = (f"POST /v1/asks?respondent=bench-bob HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                  f"Authorization: Bearer {toks['bench-agent']}\r\nContent-Type: application/json\r\n"
-                  f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-    answer_tail = (f" HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {toks['bench-bob']}\r\n"
-                   f"Content-Type: application/json\r\nContent-Length: {len(answer)}\r\n\r\n").encode() + answer
     done = errors = 0
     bad: list[str] = []
     end = time.monotonic() + seconds
@@ -192,8 +189,14 @@ async def throughput(url: str, toks: dict[str, str], seconds: float, workers: in
             raise RuntimeError("response without Content-Length")
         return status, await reader.readexactly(length)
 
-    async def worker() -> None:
+    async def worker(url: str) -> None:
         nonlocal done, errors
+        host, _, port = url.removeprefix("http://").partition(":")
+        create_req = (f"POST /v1/asks?respondent=bench-bob HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                      f"Authorization: Bearer {toks['bench-agent']}\r\nContent-Type: application/json\r\n"
+                      f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        answer_tail = (f" HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {toks['bench-bob']}\r\n"
+                       f"Content-Type: application/json\r\nContent-Length: {len(answer)}\r\n\r\n").encode() + answer
         reader = writer = None
         while time.monotonic() < end:
             try:
@@ -220,7 +223,7 @@ async def throughput(url: str, toks: dict[str, str], seconds: float, workers: in
 
     cpu0 = time.process_time()
     t0 = time.monotonic()
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    await asyncio.gather(*(worker(urls[i % len(urls)]) for i in range(workers)))
     elapsed = time.monotonic() - t0
     cpu = time.process_time() - cpu0
     if bad:
@@ -354,13 +357,9 @@ def run_backend(name: str, db: str | None, args: argparse.Namespace) -> dict[str
             out["round_trip_polling_3s"] = asyncio.run(round_trip(server.url, toks, min(args.waiters[-1], 100),
                                                                   poll=3.0))
         if "throughput" in parts:
-            cpu0 = server.cpu_seconds()
-            with asyncio.Runner(loop_factory=_fast_loop()) as runner:  # uvloop (uvicorn[standard]) when present
-                out["throughput"] = runner.run(throughput(server.url, toks, args.duration))
-            done = max(1, out["throughput"]["asks_answered"])
-            # the machine is shared: CPU per ask says what the server costs whatever else runs
-            out["throughput"]["server_cpu_ms_per_ask"] = (server.cpu_seconds() - cpu0) * 1000 / done
-            out["throughput"]["load_average"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+            for processes in args.processes:
+                out.setdefault("throughput", []).append(
+                    _throughput_with(server, processes, db or str(workdir / ".askgate" / "askgate.db"), toks, args))
         server.stop()
         if "deadlines" not in parts:
             return out
@@ -379,6 +378,37 @@ def run_backend(name: str, db: str | None, args: argparse.Namespace) -> dict[str
             print(err.read_text()[-3000:], file=sys.stderr)
         shutil.rmtree(workdir, ignore_errors=True)
     return out
+
+
+def _throughput_with(server: Server, processes: int, db: str, toks: dict[str, str],
+                     args: argparse.Namespace) -> dict[str, Any]:
+    """Throughput with ``processes`` askgate processes on the one database: ``server`` and more started
+    for the run (same database, their own ports), stopped after it."""
+    extra = []
+    try:
+        for i in range(1, processes):
+            more_dir = server.workdir / f"process-{processes}-{i}"
+            more_dir.mkdir()
+            more = Server(more_dir, db)
+            more.token = server.token  # the first admin exists already
+            more.start()
+            extra.append(more)
+        everyone = [server, *extra]
+        cpu0 = sum(s.cpu_seconds() for s in everyone)
+        with asyncio.Runner(loop_factory=_fast_loop()) as runner:  # uvloop (uvicorn[standard]) when present
+            result = runner.run(throughput([s.url for s in everyone], toks, args.duration))
+        done = max(1, result["asks_answered"])
+        # the machine is shared: CPU per ask says what the server costs whatever else runs
+        result["server_cpu_ms_per_ask"] = (sum(s.cpu_seconds() for s in everyone) - cpu0) * 1000 / done
+        result["load_average"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        result["processes"] = processes
+        return result
+    finally:
+        for more in extra:
+            more.stop()
+            err = more.workdir / "serve.err"
+            if err.exists() and "Traceback" in err.read_text():
+                print(err.read_text()[-3000:], file=sys.stderr)
 
 
 def _fast_loop() -> Any:
@@ -413,11 +443,15 @@ def main() -> None:
                         "crash of askgate but not of the machine)")
     p.add_argument("--only", choices=["round_trip", "throughput", "deadlines"], action="append",
                    help="run only these parts (repeatable)")
+    p.add_argument("--processes", type=int, action="append",
+                   help="askgate processes on the one database for the throughput run (repeatable; default: 1 "
+                        "and 2, one per core of a 2-core machine)")
     p.add_argument("--no-restart", action="store_true", help="skip the deadlines run with a kill -9 + restart")
     p.add_argument("--deadline-asks", type=int, help="how many asks the deadline runs seed (default 100,000; "
                    "2,000 with --quick)")
     args = p.parse_args()
     os.environ["ASKGATE_SQLITE_SYNCHRONOUS"] = args.sqlite_synchronous
+    args.processes = args.processes or [1, 2]
     args.waiters = [1, 10, 50] if args.quick else [1, 100, 1000]
     args.duration = 10.0 if args.quick else 60.0
     args.deadline_asks = args.deadline_asks or (2000 if args.quick else 100_000)
@@ -439,9 +473,9 @@ def main() -> None:
             b = r["round_trip_polling_3s"]
             print(f"round trip, {b['waiters']:>5} waiters (poll 3 s): p50 {b['p50_ms']:8.2f} ms  "
                   f"p99 {b['p99_ms']:8.2f} ms  max {b['max_ms']:8.2f} ms   [baseline]")
-        if "throughput" in r:
-            t = r["throughput"]
-            print(f"throughput: {t['per_second']:.0f} asks created+answered/s over {t['seconds']} s "
+        for t in r.get("throughput", []):
+            print(f"throughput, {t['processes']} process{'es' if t['processes'] > 1 else ''}: "
+                  f"{t['per_second']:.0f} asks created+answered/s over {t['seconds']} s "
                   f"({t['asks_answered']}; transport errors: {t['transport_errors']}); server CPU "
                   f"{t['server_cpu_ms_per_ask']:.2f} ms, load generator CPU {t['generator_cpu_ms_per_ask']:.2f} ms "
                   f"per ask created+answered (2 requests); load average {t['load_average']}")
