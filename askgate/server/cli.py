@@ -41,7 +41,17 @@ def serve(
         if tls_client_ca:
             tls.update(ssl_ca_certs=tls_client_ca, ssl_cert_reqs=ssl.CERT_OPTIONAL, http=PeerCertH11Protocol)
     with asyncio.Runner(loop_factory=_event_loop_factory()) as runner:
-        runner.run(_serve(settings, tls))
+        runner.run(_serve(settings, _with_http_protocol(tls)))
+
+
+def _with_http_protocol(options: dict[str, object]) -> dict[str, object]:
+    """uvicorn options plus the HTTP protocol: a response's head and body in one send
+    (askgate/server/http_protocol.py), unless mTLS needs its own protocol for the peer's certificate."""
+    if "http" in options:
+        return options
+    from askgate.server.http_protocol import CoalescingHttpToolsProtocol
+
+    return {**options, "http": CoalescingHttpToolsProtocol}
 
 
 def _event_loop_factory() -> Any:
