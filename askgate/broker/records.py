@@ -14,6 +14,7 @@ from typing import Any
 from askgate.core.lifecycle import AskRecord, final_answer, next_wake, past_expiry
 from askgate.core.memo import IdentityMemo
 from askgate.core.routing import routing_json
+from askgate.core.timefmt import iso_z
 from askgate.core.model import Answer, ApprovalDecision, Dialect
 from askgate.errors import AskgateError
 from askgate.store import AskRow
@@ -22,7 +23,7 @@ _ACS_NS = uuid.UUID("6a0b5c64-8f3e-4d7a-9c1e-2b5d4f6a8e10")
 
 
 def iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+    return iso_z(value) if value is not None else None
 
 
 # The AskRecord each recently written record dict was made from, so the read that follows a write (an

@@ -23,6 +23,8 @@ import orjson
 import rfc8785
 from pydantic import SecretBytes, SecretStr
 
+from askgate.core.timefmt import iso_z
+
 if TYPE_CHECKING:
     from .lifecycle import AuditEvent
 
@@ -113,7 +115,7 @@ def _timestamp(value: datetime | str) -> str:
         return value
     if value.tzinfo is None:
         raise ValueError("audit timestamps must be timezone-aware")
-    return value.isoformat().replace("+00:00", "Z")
+    return iso_z(value)
 
 
 def _check_no_secrets(value: Any, where: str) -> None:

@@ -20,6 +20,7 @@ from .consent import ConsentState
 from .memo import IdentityMemo
 from .model import Answer, ApprovalDecision, Ask
 from .routing import Routing, routing_json
+from .timefmt import iso_z
 
 __all__ = ["TERMINAL", "AskRecord", "ConsentStatus", "Hold", "State", "Vote", "answer_to_json", "evolve", "iso"]
 
@@ -170,9 +171,7 @@ def evolve(record: AskRecord, **changes: Any) -> AskRecord:
 
 
 def iso(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.isoformat().replace("+00:00", "Z")
+    return None if value is None else iso_z(value)
 
 
 def _parse_dt(value: str | None) -> datetime | None:

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from askgate.core.timefmt import sql_utc
+
 ASK_COLUMNS = ("id, version, state, terminal, dialect, asker, session_id, external_id, created_at, updated_at, "
                "next_wake_at, record")
 
@@ -31,8 +33,8 @@ def dt_out(value: datetime | None) -> str | None:
     if value.tzinfo is None:
         raise ValueError("naive datetime given to the store; pass an aware UTC datetime")
     # isoformat with fixed microseconds, less its "+00:00": SQLAlchemy's text (years zero-padded to four
-    # digits, which strftime's %Y did not do), at a third of strftime's cost (three datetimes per write)
-    return value.astimezone(UTC).isoformat(" ", "microseconds")[:-6]
+    # digits, which strftime's %Y did not do), kept per instant (askgate/core/timefmt.py)
+    return sql_utc(value)
 
 
 def dt_in(value: str | None) -> datetime | None:
