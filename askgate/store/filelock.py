@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import sqlite3
 from pathlib import Path
 
 
@@ -35,11 +36,12 @@ class WriteTurn:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         return self._fd
 
-    async def acquire(self) -> None:
+    async def acquire(self, timeout: float = 30.0) -> None:
         """Take the turn: at once when it is free, else from a worker thread (the loop keeps serving).
 
-        Cancelled while waiting, the thread still gets the lock in the end; it is then let go at once,
-        so a cancelled request never leaves the file locked."""
+        After ``timeout`` seconds (SQLite's own busy time-out in askgate) it gives up with the error
+        SQLite would give, ``database is locked``. Cancelled or timed out while waiting, the thread still
+        gets the lock in the end; it is then let go at once, so nobody leaves the file locked."""
         fd = self._descriptor()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -48,7 +50,10 @@ class WriteTurn:
             pass
         waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
         try:
-            await asyncio.shield(waiting)
+            await asyncio.wait_for(asyncio.shield(waiting), timeout)
+        except asyncio.TimeoutError:
+            waiting.add_done_callback(self._release_if_taken)
+            raise sqlite3.OperationalError("database is locked") from None
         except asyncio.CancelledError:
             waiting.add_done_callback(self._release_if_taken)
             raise

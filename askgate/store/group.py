@@ -11,6 +11,10 @@ acknowledged before it is on disk, and if the commit fails every unit of the gro
 Batching adapts to load: the committer queues on the same FIFO lock as the units, so the units already
 waiting when a group starts join it, and those arriving while it commits form the next one. Alone, a unit
 costs what a plain transaction did.
+
+Several askgate processes may share the file: a group first takes the file's write turn
+(askgate/store/filelock.py) and gives it back once its commit is over, so the processes' groups take
+turns promptly and fairly instead of racing through SQLite's busy handler.
 """
 
 from __future__ import annotations

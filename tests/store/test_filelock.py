@@ -61,6 +61,23 @@ async def test_a_writer_cancelled_while_waiting_never_leaves_the_file_locked(tmp
     b.close()
 
 
+async def test_a_writer_gives_up_as_sqlite_would_and_leaves_nothing_locked(tmp_path: Path) -> None:
+    import sqlite3
+
+    a, b = WriteTurn(tmp_path / "x.db"), WriteTurn(tmp_path / "x.db")
+    await a.acquire()
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        await b.acquire(timeout=0.1)
+    a.release()
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if _free(a.path):
+            break
+    assert _free(a.path)  # b's thread took it after giving up, and let go at once
+    a.close()
+    b.close()
+
+
 async def test_the_lock_file_sits_next_to_the_database(tmp_path: Path) -> None:
     turn = WriteTurn(tmp_path / "data.db")
     await turn.acquire()
