@@ -4,6 +4,7 @@ and on one SQLite file."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -17,6 +18,7 @@ import pytest
 import askgate
 from askgate.client import AskgateHTTPError
 from tests.support import askdocs, postgres, serve
+from tests.support.scale import examples
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +203,8 @@ def _two_processes_behave_as_one(tmp_path: Path, url: str) -> None:
         serve.ready(b)
         tokens = [t for t in (a.first_token(), b.first_token()) if t]
         assert len(tokens) == 1  # exactly one process created the first admin
-        toks = _tokens(a, ("pg-agent", "asker"), ("pg-bob", "respondent"), admin=tokens[0])
+        toks = _tokens(a, ("pg-agent", "asker"), ("pg-bob", "respondent"), ("pg-rival", "respondent"),
+                       admin=tokens[0])
         ha = {"Authorization": f"Bearer {toks['pg-agent']}"}
         hb = {"Authorization": f"Bearer {toks['pg-bob']}"}
         ask = httpx.post(a.url + "/v1/asks", params={"respondent": "pg-bob"}, json=askdocs.aqp(), headers=ha).json()
@@ -233,6 +236,32 @@ def _two_processes_behave_as_one(tmp_path: Path, url: str) -> None:
             chain = httpx.get(f"{a.url}/v1/asks/{ask_id}/audit", headers=ha).json()
             assert chain["verification"]["ok"]
             assert [e["step_type"] for e in chain["entries"]].count("timeout") == 1
+
+        # answer races across the processes: one respondent answers on a, the other on b, at once
+        asyncio.run(_races_across(a.url, b.url, ha, {"Authorization": f"Bearer {toks['pg-rival']}"}, hb,
+                                  examples(200)))
     finally:
         a.stop()
         b.stop()
+
+
+async def _races_across(url_a: str, url_b: str, asker: dict[str, str], on_a: dict[str, str],
+                        on_b: dict[str, str], n: int) -> None:
+    """``n`` asks offered to two respondents; each is answered on both processes at the same moment:
+    exactly one answer wins, the other gets 409 with the winning outcome."""
+    sem = asyncio.Semaphore(16)
+    limits = httpx.Limits(max_connections=32, keepalive_expiry=2.0)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as c:
+
+        async def race(i: int) -> None:
+            async with sem:
+                ask = (await c.post(url_a + "/v1/asks", json=askdocs.aqp(), headers=asker,
+                                    params=[("respondent", "pg-bob"), ("respondent", "pg-rival")])).json()
+                rs = await asyncio.gather(
+                    c.post(f"{url_a}/v1/asks/{ask['id']}/answer", headers=on_a, json=askdocs.aqp_answer("hold")),
+                    c.post(f"{url_b}/v1/asks/{ask['id']}/answer", headers=on_b, json=askdocs.aqp_answer("ship")))
+            assert sorted(r.status_code for r in rs) == [200, 409], [r.text for r in rs]
+            win = next(r for r in rs if r.status_code == 200).json()["outcome"]
+            assert next(r for r in rs if r.status_code == 409).json()["outcome"] == win
+
+        await asyncio.gather(*(race(i) for i in range(n)))
