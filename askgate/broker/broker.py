@@ -116,9 +116,14 @@ class Broker:
         else:
             database = self.store.engines.write.url.database
             if database and database != ":memory:":
-                self._peers = SqlitePeers(database, self.waiters)
-                self._peers.start()
-                self.store.on_commit(self._peers.publish)
+                peers = SqlitePeers(database, self.waiters)
+                try:
+                    peers.start()
+                except OSError as exc:  # one process still works; only cross-process wake-ups are lost
+                    log.warning("sqlite_peers_unavailable", error=type(exc).__name__, detail=str(exc))
+                else:
+                    self._peers = peers
+                    self.store.on_commit(peers.publish)
         if self._scheduler_enabled:
             await self.settle_due()  # deadlines that passed while nobody was running: settle them now
             self._tasks.append(asyncio.create_task(self._scheduler(), name="askgate-scheduler"))

@@ -50,13 +50,18 @@ class SqlitePeers:
         self._retry: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
-        self._dir.mkdir(mode=0o700, exist_ok=True)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        sock.bind(self._prefix + self._me.encode())
-        self._sock = sock
-        (self._dir / self._me).touch()
-        asyncio.get_running_loop().add_reader(sock.fileno(), self._receive)
+        """Bind this process's socket and announce it; on any failure nothing is left behind."""
+        try:
+            self._dir.mkdir(mode=0o700, exist_ok=True)
+            sock = self._sock = socket.socket(socket.AF_UNIX,
+                                              socket.SOCK_DGRAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+            sock.bind(self._prefix + self._me.encode())
+            (self._dir / self._me).touch()
+            asyncio.get_running_loop().add_reader(sock.fileno(), self._receive)
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         if self._retry is not None:

@@ -100,6 +100,16 @@ async def test_a_peer_that_missed_a_datagram_is_told_to_re_read_everything(tmp_p
         p2.stop()
 
 
+async def test_a_directory_it_cannot_write_leaves_nothing_behind(tmp_path: Path) -> None:
+    import pytest
+
+    (tmp_path / "a.db-askgate.peers").write_text("a file where the directory should be")
+    peers = SqlitePeers(tmp_path / "a.db", Waiters())
+    with pytest.raises(OSError):
+        peers.start()
+    assert peers._sock is None
+
+
 def test_ids_are_cut_into_datagrams_that_keep_every_id_whole() -> None:
     ids = [f"{i:036d}" for i in range(5000)]
     grams = _datagrams(ids)
