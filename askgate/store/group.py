@@ -24,6 +24,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from askgate.store.baton import Baton
 from askgate.store.engine import InlineConnection, InlineEngine
 from askgate.store.filelock import WriteTurn
 
@@ -87,7 +88,7 @@ class GroupCommit:
     def __init__(self, engine: InlineEngine, on_commit: Callable[[set[str]], None]) -> None:
         self._engine = engine
         self._on_commit = on_commit
-        self._lock = asyncio.Lock()
+        self._lock = Baton()  # a release wakes every waiting unit at once (askgate/store/baton.py)
         self._group: _Group | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         database = engine.url.database
