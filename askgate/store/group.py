@@ -30,7 +30,7 @@ from askgate.store.filelock import WriteTurn
 
 
 class _Group:
-    __slots__ = ("conn", "db", "trans", "done", "changed")
+    __slots__ = ("conn", "db", "trans", "done", "changed", "turn_given_back")
 
     def __init__(self, conn: Any, trans: Any, done: asyncio.Future[None]) -> None:
         self.conn = conn
@@ -38,6 +38,7 @@ class _Group:
         self.trans = trans
         self.done = done
         self.changed: set[str] = set()
+        self.turn_given_back = False
 
 
 class _Unit:
@@ -130,7 +131,7 @@ class GroupCommit:
         async with self._lock:  # FIFO: every unit already waiting for the lock joins this group
             if self._group is group:
                 self._group = None
-            commit = asyncio.ensure_future(asyncio.to_thread(group.trans.commit))
+            commit = asyncio.ensure_future(asyncio.to_thread(self._commit_in_thread, group))
             cancelled = False
             while not commit.done():
                 try:
@@ -146,7 +147,8 @@ class GroupCommit:
             try:
                 group.conn.close()
             finally:
-                self._release_turn()  # the transaction is over: the next writer (maybe another process) may go
+                if not group.turn_given_back:
+                    self._release_turn()  # the transaction is over: the next writer (maybe another process) may go
             if error is not None:
                 group.done.set_exception(error)
                 group.done.exception()  # marked retrieved: the units see it through their shield
@@ -158,6 +160,16 @@ class GroupCommit:
                     group.done.set_result(None)
             if cancelled:
                 raise asyncio.CancelledError
+
+    def _commit_in_thread(self, group: _Group) -> None:
+        """Commit; once committed, give the file's write turn back from this thread at once, so another
+        process need not wait until this one's busy event loop gets round to it."""
+        group.trans.commit()
+        try:
+            self._release_turn()
+        except OSError:  # committed all the same: the loop's side lets go of it (or closing the file does)
+            return
+        group.turn_given_back = True
 
     def _release_turn(self) -> None:
         if self._turn is not None:
