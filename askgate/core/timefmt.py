@@ -10,6 +10,7 @@ differently. The tables are cleared when full: recent instants are the ones aske
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 _MAX = 4096
@@ -17,25 +18,31 @@ _Z: dict[datetime, str] = {}
 _SQL: dict[datetime, str] = {}
 
 
+def _rfc3339(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _sql(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(" ", "microseconds")[:-6]
+
+
+def _kept(table: dict[datetime, str], value: datetime, make: Callable[[datetime], str]) -> str:
+    """``make(value)``, from ``table`` when ``value`` is a UTC datetime made before (see the module doc)."""
+    if value.tzinfo is not UTC:
+        return make(value)
+    text = table.get(value)
+    if text is None:
+        if len(table) >= _MAX:
+            table.clear()
+        text = table[value] = make(value)
+    return text
+
+
 def iso_z(value: datetime) -> str:
     """RFC 3339 with ``Z`` for UTC (``2026-11-30T19:00:00.123456Z``); other offsets as ``isoformat``."""
-    if value.tzinfo is UTC:
-        text = _Z.get(value)
-        if text is None:
-            if len(_Z) >= _MAX:
-                _Z.clear()
-            text = _Z[value] = value.isoformat().replace("+00:00", "Z")
-        return text
-    return value.isoformat().replace("+00:00", "Z")
+    return _kept(_Z, value, _rfc3339)
 
 
 def sql_utc(value: datetime) -> str:
     """An aware datetime as SQLAlchemy's SQLite DATETIME text: naive UTC, a space, six fraction digits."""
-    if value.tzinfo is UTC:
-        text = _SQL.get(value)
-        if text is None:
-            if len(_SQL) >= _MAX:
-                _SQL.clear()
-            text = _SQL[value] = value.isoformat(" ", "microseconds")[:-6]
-        return text
-    return value.astimezone(UTC).isoformat(" ", "microseconds")[:-6]
+    return _kept(_SQL, value, _sql)
