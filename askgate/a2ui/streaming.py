@@ -285,6 +285,11 @@ class StreamParser:
         self._ph_dump: dict[str, str] = {}
         self._ph_list: tuple[list[str], list[dict[str, Any]]] | None = None  # (extras, their components)
         self._growth_memo: tuple[Any, Any, Any] | None = None  # (old, new, appended_strings(old, new))
+        # (cid, component, path, field): ``sole_list_field`` of that component with its list at path marked.
+        self._sole_memo: tuple[Any, Any, Any, str] | None = None
+        # (open frame, cid, healed text, component, path): the open component's long id list at ``path``
+        # is the innermost open container of its healed text (``_grown_text``).
+        self._list_tail: tuple[list[Any], Any, str, Any, tuple[str, ...]] | None = None
         self._ph_shown: dict[Any, set[str]] = {}
         self._ph_ok: dict[Any, set[str]] = {}
         self._ph_bad: dict[Any, set[str]] = {}
@@ -1036,14 +1041,26 @@ class StreamParser:
         references: the topology then takes the list as is instead of walking the component."""
         if len(self._topo.refs.get(cid, ())) < GROWTH_MIN:
             return None
-        growth = appended_strings(old, comp)
-        # The shown form is then usually grown from the same pair (``_reprocess``): kept for it.
-        self._growth_memo = (old, comp, growth)
+        memo = self._growth_memo  # held objects, never mutated: identity means the same pair
+        if memo is not None and memo[0] is old and memo[1] is comp:
+            growth = memo[2]  # found from the text (``_take_grown_text``)
+        else:
+            growth = appended_strings(old, comp)
+            # The shown form is then usually grown from the same pair (``_reprocess``): kept for it.
+            self._growth_memo = (old, comp, growth)
         if growth is None:
             return None
         path = growth[0]
-        field = self._topo.sole_list_field(with_list(comp, path, [_MARKER]), _MARKER)
-        return (field, list_at(comp, path)) if field is not None else None
+        sole = self._sole_memo
+        if sole is not None and sole[0] == cid and sole[1] is old and sole[2] == path:
+            # ``comp`` is ``old`` but for the list at ``path``, which both probes mark: the same answer.
+            field: str | None = sole[3]
+        else:
+            field = self._topo.sole_list_field(with_list(comp, path, [_MARKER]), _MARKER)
+        if field is None:
+            return None
+        self._sole_memo = (cid, comp, path, field)
+        return field, list_at(comp, path)
 
     def _handle_complete(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
         return self._complete_v09(obj, parts) if self._v09 else self._complete_v08(obj, parts)
@@ -1188,7 +1205,12 @@ class StreamParser:
         for raw, scan, frame in self._open_objects(_F_ID_COMPONENT):
             try:
                 healed = heal_fragment(raw, scan)
-                if not healed or _surely_invalid(healed):  # json.loads would only raise
+                if not healed:
+                    continue
+                tail = self._list_tail
+                if tail is not None and tail[0] is frame and self._take_grown_text(tail, healed):
+                    continue
+                if _surely_invalid(healed):  # json.loads would only raise
                     continue
                 obj = _loads(healed)
             except (ValueError, RecursionError):
@@ -1196,13 +1218,80 @@ class StreamParser:
             if isinstance(obj, dict) and obj.get("id") and obj.get("component"):
                 body = obj["component"]
                 if isinstance(body, str) or (isinstance(body, dict) and body):
+                    cid = obj["id"]
+                    before = self._healed.get(id(frame)) if self._fast_scan else None
                     try:
+                        raw_before = _get(self._raw, cid)
                         shown = self._handle_partial_component(obj, healed)
                     except (ValueError, TypeError):
                         continue
                     if shown and self._fast_scan:
                         # For the close of this object (``_same_as_shown``): it was accepted as this.
-                        self._healed[id(frame)] = (frame, obj["id"], healed)
+                        self._healed[id(frame)] = (frame, cid, healed)
+                        self._note_list_tail(frame, cid, obj, healed, before, raw_before)
+
+    def _note_list_tail(
+        self, frame: list[Any], cid: Any, comp: Any, healed: str, before: Any, raw_before: str | None
+    ) -> None:
+        """Remember where the open component's long id list is, when that is proven (``_grown_text``).
+
+        ``before``: the healed text this frame was accepted as last time, when its version was the seen
+        one (``raw_before``). If the text only grew string items at the innermost open list since, and
+        the parse grew exactly one list (``appended_strings``, found by ``_grown_refs``), that list is
+        the one the text grew: the innermost open container, at the path found.
+        """
+        self._list_tail = None
+        memo = self._growth_memo
+        if (
+            before is None
+            or before[1] != cid
+            or before[2] != raw_before
+            or memo is None
+            or memo[1] is not comp
+            or memo[2] is None
+            or self._seen.get(cid) is not comp
+            or _grown_text(before[2], healed) is None
+        ):
+            return
+        self._list_tail = (frame, cid, healed, comp, memo[2][0])
+
+    def _take_grown_text(self, tail: tuple[list[Any], Any, str, Any, tuple[str, ...]], healed: str) -> bool:
+        """The open component's healed text only grew its long id list (see ``_grown_text``): take the
+        new version without parsing it (True), as the general path would take its parse.
+
+        The new version is the old one with that list's items replaced from its last one on, which is
+        exactly what ``json.loads`` gives for the new text (the text before is the same, the list is the
+        innermost open container). The old version was accepted, and the change adds no object, no
+        property and no type: it is acceptable too. Its growth is handed on (``_growth_memo``).
+        """
+        frame, cid, before, old, path = tail
+        if not self._fast_scan or self._seen.get(cid) is not old or self._raw.get(cid) != before:
+            self._list_tail = None
+            return False
+        items = _grown_text(before, healed)
+        if items is None:
+            self._list_tail = None
+            return False
+        old_list = list_at(old, path)
+        if type(old_list) is not list or not old_list or old_list[-1] != items[-1]:
+            self._list_tail = None
+            return False
+        del items[-1]  # the replaced last item
+        self._list_tail = None
+        if items == [old_list[-1]]:  # the same text: nothing new
+            comp = old
+        else:
+            comp = with_list(old, path, old_list[:-1] + items)
+            keep = len(old_list) if items[0] == old_list[-1] else len(old_list) - 1
+            self._growth_memo = (old, comp, (path, keep))
+        try:
+            self._set_seen(cid, comp, healed)
+        except (ValueError, TypeError):  # as the general path takes it: nothing more for this object
+            return True
+        self._topology_dirty = True
+        self._healed[id(frame)] = (frame, cid, healed)
+        self._list_tail = (frame, cid, healed, comp, path)
+        return True
 
     def _parse_healed(self, raw: str, scan: HealScan) -> Any:
         """Heal and parse; on failure retry after cutting at the last comma, as the reference does."""
@@ -1694,6 +1783,40 @@ def _quoted_before(text: str, end: int, window: int) -> str:
     in the last ``window`` characters only ("" when there is none)."""
     k = text.rfind('"', max(0, end - window), end - 1)
     return text[k:end] if k >= 0 else ""
+
+
+# String items of a list: no escape, no control character (their text is their value), comma-separated.
+_STRING_ITEMS = re.compile(r'"[^"\\\x00-\x1f]*"(?:[ \t\n\r]*,[ \t\n\r]*"[^"\\\x00-\x1f]*")*')
+
+
+def _grown_text(before: str, healed: str) -> list[str] | None:
+    """The string items ``healed`` holds where ``before`` holds its last item, when that is the only
+    difference between the two healed texts and that item is one of the innermost open list (None
+    otherwise). The last value of the returned list is that item of ``before``.
+
+    ``before`` ends with the closers of its open containers, a list first, after a string item (after
+    ``,`` or ``[``) without escapes; ``healed`` is the same text up to that item, then string items
+    without escapes, then the same closers.
+    """
+    body = before.rstrip("]}")
+    closers = len(before) - len(body)
+    if not closers or before[len(body)] != "]" or not body.endswith('"'):
+        return None
+    k = body.rfind('"', 0, len(body) - 1)
+    if k < 1 or "\\" in body[k:] or not body[:k].rstrip(" \t\n\r").endswith((",", "[")):
+        return None
+    end = len(healed) - closers
+    if (
+        end <= k
+        or healed[end - 1] != '"'
+        or not healed.endswith(before[len(body) :])
+        or not healed.startswith(body[:k])
+        or _STRING_ITEMS.fullmatch(healed, k, end) is None
+    ):
+        return None
+    items = healed[k:end].split('"')[1::2]
+    items.append(body[k + 1 : -1])
+    return items
 
 
 def _surely_invalid(healed: str) -> bool:
