@@ -5,6 +5,7 @@ every acknowledged ask and answer is there, none twice, every due deadline settl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sqlite3
@@ -151,3 +152,49 @@ async def _races(url: str, toks: dict[str, str], n: int) -> None:
             assert lose["outcome"] == win
 
         await asyncio.gather(*(race(i) for i in range(n)))
+
+
+def test_kill_9_of_one_of_two_processes_on_one_sqlite_file(tmp_path: Path) -> None:
+    """Two processes share one SQLite file under load; one is killed (maybe holding the file's write turn,
+    maybe in the middle of a commit): the other goes on serving at once, and every ask and answer either
+    acknowledged is there."""
+    db = str(tmp_path / "shared.db")
+    a = serve.ready(serve.start(tmp_path, db=db, name="a"))
+    b = serve.ready(serve.start(tmp_path, db=db, name="b"))
+    try:
+        toks = _tokens(a)
+        on_a: dict = {"asks": {}, "answers": {}, "unacked_creates": []}
+        on_b: dict = {"asks": {}, "answers": {}, "unacked_creates": []}
+
+        async def load_both_then_kill_a() -> None:
+            end = time.monotonic() + 60
+            task_a = asyncio.create_task(_load(a.url, toks, on_a, end))
+            task_b = asyncio.create_task(_load(b.url, toks, on_b, end))
+            while len(on_a["asks"]) < examples(300) and not task_a.done():
+                await asyncio.sleep(0.05)
+            a.proc.send_signal(signal.SIGKILL)
+            killed_at = time.monotonic()
+            before = len(on_b["asks"])
+            await asyncio.wait_for(task_a, 30)
+            while len(on_b["asks"]) < before + 50 and time.monotonic() - killed_at < 10:
+                await asyncio.sleep(0.05)
+            assert len(on_b["asks"]) >= before + 50, "the survivor stalled after the kill"
+            task_b.cancel()  # what was acknowledged so far is recorded; a request cut off now was not
+            with contextlib.suppress(asyncio.CancelledError):
+                await task_b
+
+        asyncio.run(load_both_then_kill_a())
+        a.proc.wait(10)
+        ha = {"Authorization": f"Bearer {toks['agent']}"}
+        with httpx.Client(base_url=b.url, headers=ha, timeout=30) as c:
+            for acked in (on_a, on_b):
+                for i, (ask_id, _deadline) in acked["asks"].items():
+                    view = c.get(f"/v1/asks/{ask_id}").json()
+                    assert view["id"] == ask_id
+                    if i in acked["answers"]:
+                        assert view["state"] == "answered"
+                        assert view["outcome"]["value"] == {"name": acked["answers"][i]}
+                    assert c.get(f"/v1/asks/{ask_id}/audit").json()["verification"]["ok"]
+    finally:
+        a.stop()
+        b.stop()
