@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from askgate.a2ui.stream_growth import list_at, with_list
 
-__all__ = ["MARKER", "dump", "dump_sorted", "dump_with_list", "template_dumper"]
+__all__ = ["MARKER", "dump", "dump_sorted", "dump_with_list", "dump_with_list_parts", "list_text", "template_dumper"]
 
 #: A string no parsed component holds (compared by identity where it stands for a list).
 MARKER = "\x00askgate list marker"
@@ -49,13 +49,38 @@ _LIST_TOKEN = dump_sorted([MARKER])
 def dump_with_list(comp: dict[str, Any], path: tuple[Any, ...]) -> str:
     """``dump_sorted(comp)`` where ``path`` (dict keys) leads to a list, spliced in when its items are
     plain string ids (else, or when the path does not lead to a list, the plain dump)."""
+    return dump_with_list_parts(comp, path)[0]
+
+
+def dump_with_list_parts(comp: dict[str, Any], path: tuple[Any, ...]) -> tuple[str, tuple[str, str] | None]:
+    """``dump_with_list`` and, when the list was spliced in, the text before and after it: a later
+    version that differs only in that list's plain ids is then ``before + list_text(ids) + after``."""
     items = list_at(comp, path)  # None where the path does not lead anywhere: the plain dump below
     if type(items) is not list or not items or {*map(type, items)} != {str} or not _PLAIN.fullmatch("".join(items)):
-        return dump_sorted(comp)
+        return dump_sorted(comp), None
     small = dump_sorted(with_list(comp, path, [MARKER]))
     if small.count(_LIST_TOKEN) != 1:  # the marker list also stands somewhere else
-        return dump_sorted(comp)
-    return small.replace(_LIST_TOKEN, '["' + '", "'.join(items) + '"]')
+        return dump_sorted(comp), None
+    before, _, after = small.partition(_LIST_TOKEN)
+    return before + '["' + '", "'.join(items) + '"]' + after, (before, after)
+
+
+def list_text(items: list[str]) -> str | None:
+    """The JSON text of a non-empty list of plain string ids (printable ASCII, no quote, no backslash:
+    nothing JSON escapes), as the encoder writes it; None for any other list."""
+    try:
+        joined = '", "'.join(items)
+    except TypeError:  # an item that is not a string
+        return None
+    if (
+        not items
+        or not joined.isascii()
+        or not joined.isprintable()
+        or "\\" in joined
+        or joined.count('"') != 2 * (len(items) - 1)
+    ):
+        return None
+    return '["' + joined + '"]'
 
 
 def template_dumper(body: dict[str, Any]) -> Callable[[str], str]:

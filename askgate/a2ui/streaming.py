@@ -45,7 +45,7 @@ from askgate.a2ui.stream_components import (
 from askgate.a2ui.stream_dump import MARKER as _MARKER
 from askgate.a2ui.stream_dump import dump as _dump
 from askgate.a2ui.stream_dump import dump_sorted as _dump_sorted
-from askgate.a2ui.stream_dump import dump_with_list, template_dumper
+from askgate.a2ui.stream_dump import dump_with_list_parts, list_text, template_dumper
 from askgate.a2ui.stream_growth import GROWTH_MIN, UNKNOWN_GROWTH, appended_strings, list_at, with_list
 from askgate.a2ui.stream_heal import HealScan, heal_fragment
 from askgate.a2ui.stream_topology import Topology
@@ -290,6 +290,8 @@ class StreamParser:
         # (open frame, cid, healed text, component, path): the open component's long id list at ``path``
         # is the innermost open container of its healed text (``_grown_text``).
         self._list_tail: tuple[list[Any], Any, str, Any, tuple[str, ...]] | None = None
+        # (cid, shown component, path, text before, text after): its dump around its id list (``_list_dump``).
+        self._splice: tuple[Any, Any, tuple[Any, ...], str, str] | None = None
         self._ph_shown: dict[Any, set[str]] = {}
         self._ph_ok: dict[Any, set[str]] = {}
         self._ph_bad: dict[Any, set[str]] = {}
@@ -1599,7 +1601,7 @@ class StreamParser:
     def _store(self, cid: Any, shown: Processed, old: tuple[Processed, str] | None, fresh: list[Any] | None) -> None:
         """Record a new shown form of ``cid`` (``fresh``: its newly missing children, when known)."""
         path = shown.long_list(GROWTH_MIN)
-        dump = _dump_sorted(shown.comp) if path is None else dump_with_list(shown.comp, path)
+        dump = _dump_sorted(shown.comp) if path is None else self._list_dump(cid, shown, path, old, fresh is not None)
         if old is None or old[1] != dump:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
@@ -1621,6 +1623,33 @@ class StreamParser:
             self._bufdep.add(cid)
         else:
             self._bufdep.discard(cid)
+
+    def _list_dump(
+        self, cid: Any, shown: Processed, path: tuple[Any, ...], old: tuple[Processed, str] | None, grown: bool
+    ) -> str:
+        """The sorted dump of a shown form with a long id list at ``path`` (``dump_with_list``).
+
+        ``grown``: ``shown`` was grown from ``old`` (``grow_component``), so its component is the old one
+        but for that list. If the old dump was spliced around the same list, only the list's text is
+        new: the text before and after it is kept (``_splice``) instead of dumping the rest again.
+        """
+        splice = self._splice
+        if (
+            grown
+            and self._fast_scan
+            and splice is not None
+            and old is not None
+            and splice[0] == cid
+            and splice[1] is old[0].comp
+            and splice[2] == path
+        ):
+            text = list_text(list_at(shown.comp, path))
+            if text is not None:
+                self._splice = (cid, shown.comp, path, splice[3], splice[4])
+                return splice[3] + text + splice[4]
+        dump, parts = dump_with_list_parts(shown.comp, path)
+        self._splice = (cid, shown.comp, path, *parts) if parts is not None else None
+        return dump
 
     def _changed(self, sid: Any, reach: set[Any], extras: list[str], dup: bool) -> tuple[list[Any], list[str]]:
         """Components, then placeholders, whose shown form differs from what ``sid`` last got."""

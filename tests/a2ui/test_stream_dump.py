@@ -3,12 +3,15 @@
 A long list of plain ids is joined into the dump of the rest of the component, and placeholders are
 dumped from a template: both must give exactly the plain sorted dump, whatever the ids (quotes,
 backslashes, control and non-ASCII characters, the marker itself), and the parser must give the same
-parts with the plain dump in their place.
+parts with the plain dump in their place. While a long list grows, the parser keeps the text around the
+list and writes only the list again (``StreamParser._list_dump``): every shown form's dump must still be
+its plain sorted dump after every chunk.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 from unittest import mock
 
@@ -18,9 +21,17 @@ from hypothesis import strategies as st
 from askgate.a2ui import streaming
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.stream_components import placeholder_body
-from askgate.a2ui.stream_dump import MARKER, dump_sorted, dump_with_list, template_dumper
+from askgate.a2ui.stream_dump import (
+    MARKER,
+    dump_sorted,
+    dump_with_list,
+    dump_with_list_parts,
+    list_text,
+    template_dumper,
+)
 from askgate.a2ui.streaming import StreamParser
-from tests.support.a2ui_streams import chunked, llm_response
+from tests.a2ui.test_stream_list_tail import _streams as _list_streams
+from tests.support.a2ui_streams import chunked, llm_response, random_chunks
 from tests.support.scale import examples
 
 _ids = st.one_of(
@@ -90,16 +101,57 @@ def test_parser_gives_the_plain_dumps_parts(n: int, size: int, version: str) -> 
     chunks = chunked(text, size)
     spliced = _records(catalog, chunks)
     plain_body = placeholder_body(version == "0.9")
-    with mock.patch.object(streaming, "dump_with_list", lambda comp, path: dump_sorted(comp)), \
+    with mock.patch.object(streaming, "dump_with_list_parts", lambda comp, path: (dump_sorted(comp), None)), \
          mock.patch.object(streaming, "template_dumper",
                            lambda body: lambda pid: dump_sorted({"id": pid, **plain_body})):
         assert _records(catalog, chunks) == spliced
 
 
 def test_parser_splices_the_growing_root() -> None:
-    """The spliced dump is the one the benchmark stream goes through (else the comparison checks nothing)."""
+    """The spliced dump is the one the benchmark stream goes through (else the comparison checks nothing):
+    made once, then only the list's text is new at each chunk (``StreamParser._list_dump``)."""
     catalog = A2uiCatalog.basic("0.8")
     text = llm_response(40, "0.8", catalog.catalog_id)
-    with mock.patch.object(streaming, "dump_with_list", wraps=dump_with_list) as spy:
+    with mock.patch.object(streaming, "dump_with_list_parts", wraps=dump_with_list_parts) as whole, \
+            mock.patch.object(streaming, "list_text", wraps=list_text) as spliced:
         _records(catalog, chunked(text, 40))
-    assert spy.call_count >= 10
+    assert whole.call_count >= 1
+    assert spliced.call_count >= 10
+
+
+def _check_dumps(catalog: A2uiCatalog, chunks: list[str]) -> None:
+    """After every chunk, each shown form's dump is its sorted dump."""
+    parser = StreamParser(catalog)
+    for chunk in chunks:
+        try:
+            parser.process_chunk(chunk)
+        except ValueError:
+            parser = StreamParser(catalog)
+            continue
+        for cid, (shown, dump) in parser._proc.items():
+            assert dump == dump_sorted(shown.comp), cid
+
+
+def test_kept_splices_are_the_sorted_dumps_on_benchmark_streams() -> None:
+    rng = random.Random(3)
+    for version in ("0.8", "0.9"):
+        catalog = A2uiCatalog.basic(version)
+        text = llm_response(60, version, catalog.catalog_id)
+        for chunks in (chunked(text, 40), random_chunks(text, rng, 9)):
+            _check_dumps(catalog, chunks)
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(_list_streams())
+def test_kept_splices_are_the_sorted_dumps_on_generated_streams(stream: tuple[str, list[str]]) -> None:
+    version, chunks = stream
+    _check_dumps(A2uiCatalog.basic(version), chunks)
+
+
+@given(st.lists(st.text(max_size=4), min_size=0, max_size=6))
+def test_list_text_is_the_encoders(items: list[str]) -> None:
+    text = list_text(items)
+    if text is not None:
+        assert text == dump_sorted(items)
+    if items and all(t.isascii() and t.isprintable() and '"' not in t and "\\" not in t for t in items):
+        assert text is not None
