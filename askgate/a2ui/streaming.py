@@ -1191,14 +1191,19 @@ class StreamParser:
     # ---- partial (still streaming) objects ----------------------------------------------------------
 
     def _open_objects(self, flags: int) -> list[tuple[str, HealScan, list[Any]]]:
-        """Open objects (innermost first) that directly hold all keys in ``flags``: text, scan, frame."""
+        """Open objects (innermost first) that directly hold all keys in ``flags``: text, scan, frame.
+
+        Key flags are only ever set on ``{`` frames (the scanners note keys in objects only).
+        """
         found = []
-        for frame in [f for f in reversed(self._stack) if f[2] & flags == flags and f[0] == "{"]:
-            raw = self._buf.from_(frame[1])
-            if raw:
-                if frame[3] is None:
-                    frame[3] = HealScan()
-                found.append((raw, frame[3], frame))
+        from_ = self._buf.from_
+        for frame in reversed(self._stack):
+            if frame[2] & flags == flags:
+                raw = from_(frame[1])
+                if raw:
+                    if frame[3] is None:
+                        frame[3] = HealScan()
+                    found.append((raw, frame[3], frame))
         return found
 
     def _sniff_partial_component(self) -> None:
