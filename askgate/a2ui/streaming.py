@@ -250,6 +250,15 @@ class StreamParser:
         self._pending_msgs: dict[Any, list[Any]] = {}
         self._buffered_start: Any = None
         self._topology_dirty = False
+        # A component closed as it was last shown (``_same_as_shown``): the reference yields again there,
+        # which changes nothing when nothing ``_yield_reachable`` reads changed since its last clean run
+        # (``_settled``); decided at the chunk end, when every change of the chunk is known.
+        self._close_dirty = False
+        # Bumped by everything outside ``_yield_reachable`` that changes what it reads: a write to
+        # ``_seen`` (so to the topology), a sniff (surface, root, message kinds), a complete message (the
+        # surface sets, the buffered start message), a new block or top-level object.
+        self._epoch = 0
+        self._settled = -1  # ``_epoch`` at the end of the last clean run (-1: none)
         # Shown-component cache.
         self._proc: dict[Any, tuple[Processed, str]] = {}
         self._shown_src: dict[Any, Any] = {}  # cid -> the seen version its shown form was made from
@@ -361,6 +370,7 @@ class StreamParser:
             return
 
     def _reset_json_state(self) -> None:
+        self._epoch += 1
         self._buf = _Buffer()
         self._buf_version += 1
         self._stack = []
@@ -480,6 +490,7 @@ class StreamParser:
             elif c == "{":
                 if not stack:
                     self._msg_types = []
+                    self._epoch += 1
                     self._sniff_due = True
                 stack.append(["{", buf.length - 1, 0, None])
                 continue
@@ -506,9 +517,9 @@ class StreamParser:
         if stack and buf.length:
             self._sniff_partial_component()
             self._sniff_partial_data_model(parts)
-        if self._topology_dirty:
+        if self._topology_dirty or (self._close_dirty and not self._is_settled()):
             self._yield_reachable(parts)
-            self._topology_dirty = False
+        self._topology_dirty = self._close_dirty = False
         # What ran at the chunk end may have changed the active message kind (``_active_for_components``
         # is the only state a sniff reads or writes that it touches): then re-sniff at the next delimiter.
         # Otherwise a sniff now would change nothing (it is idempotent), so none is forced on every chunk.
@@ -767,6 +778,7 @@ class StreamParser:
         if not self._sniff_due:
             return
         self._sniff_due = False
+        self._epoch += 1
         dirty = self._latest_dirty
         if dirty:
             self._set_surface(self._latest("surfaceId"))
@@ -804,6 +816,7 @@ class StreamParser:
     # ---- surface / root / message kinds -------------------------------------------------------------
 
     def _set_surface(self, value: Any) -> None:
+        self._epoch += 1
         self._surface = value
         if value is not None and self._unbound_root is not None:
             self._root_ids[value] = self._unbound_root
@@ -815,6 +828,7 @@ class StreamParser:
         return self._unbound_root if self._unbound_root is not None else self._default_root
 
     def _set_root(self, value: Any) -> None:
+        self._epoch += 1
         if self._surface:
             if value is not None:
                 self._root_ids[self._surface] = value
@@ -824,6 +838,7 @@ class StreamParser:
             self._unbound_root = value
 
     def _add_msg_type(self, kind: str) -> None:
+        self._epoch += 1
         if kind not in self._msg_types:
             self._msg_types.append(kind)
         if kind in _ACTIVE_SETTERS:
@@ -868,7 +883,10 @@ class StreamParser:
                 self._sniff_due = True
             self._found_json = True
             self._raw[healed[1]] = text
-            self._topology_dirty = True
+            if stack and not (self._in_top and len(stack) == 1):
+                self._close_dirty = True  # changed: the raw text (same parse) and the buffer
+            else:  # a top-level object: the buffer is cut below, which may change what a sniff finds
+                self._topology_dirty = True
         else:
             self._sniff_due = True
             try:
@@ -1019,6 +1037,7 @@ class StreamParser:
         if known:
             if self._raw.get(cid) == raw:
                 self._seen[cid] = comp
+                self._epoch += 1
                 return True
             old = self._seen[cid]
             # Same content written differently (a healed fragment, then the complete object): nothing
@@ -1027,10 +1046,12 @@ class StreamParser:
             if old == comp and _dump(old) == (raw if text is None else _dump(comp)):
                 self._seen[cid] = comp
                 self._raw[cid] = raw
+                self._epoch += 1
                 return True
         only = self._grown_refs(cid, self._seen[cid], comp) if known else None
         self._seen[cid] = comp
         self._raw[cid] = raw
+        self._epoch += 1
         self._stale.add(cid)
         self._topo.update(cid, comp, self._seen, only)
         if not known:
@@ -1065,6 +1086,7 @@ class StreamParser:
         return field, list_at(comp, path)
 
     def _handle_complete(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
+        self._epoch += 1
         return self._complete_v09(obj, parts) if self._v09 else self._complete_v08(obj, parts)
 
     def _complete_v08(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
@@ -1175,6 +1197,7 @@ class StreamParser:
         return False
 
     def _delete_surface(self, sid: Any) -> None:
+        self._epoch += 1
         self._pending_msgs.pop(sid, None)
         self._yielded_ids.pop(sid, None)
         self._contents.pop(sid, None)
@@ -1377,15 +1400,27 @@ class StreamParser:
 
     # ---- the synthesized component update -----------------------------------------------------------
 
+    def _is_settled(self) -> bool:
+        """A run of ``_yield_reachable`` now would change nothing and yield nothing: its last run ended
+        cleanly and none of its inputs changed since (``_epoch``). Components shown from the buffer's
+        state (open child lists, ``_bufdep``) and ids that look like placeholders (``_loading_ids``: a
+        run is not idempotent then) always run."""
+        return self._settled == self._epoch and not self._bufdep and self._loading_ids == 0
+
     def _yield_reachable(self, parts: list[ResponsePart], check_root: bool = False) -> None:
+        # ``_settled`` is set where the run ends cleanly (no error caught or raised).
+        self._settled = -1
         active = self._active_for_components()
         root = self._root()
         if not root or not active:
+            self._settled = self._epoch
             return
         sid = self._surface
         if not sid:
+            self._settled = self._epoch
             return
         if sid not in self._surfaces and not self._buffered_start:
+            self._settled = self._epoch
             return
         try:
             if check_root and not _has(self._seen, root):
@@ -1395,6 +1430,7 @@ class StreamParser:
                 raise IntegrityError(f"No root component (id='{root}') found in {active}")
             extras = self._refresh(reach)
             if sid in self._deleted:
+                self._settled = self._epoch
                 return
             yielded = self._yielded_ids.get(sid, set())
             shown_now = self._components()  # the live list: copied below only when an update is made
@@ -1420,6 +1456,7 @@ class StreamParser:
                 if not fresh:
                     self._covered = (yielded, reach, len(reach), grown, len(grown))
             if not fresh and not changed_real and not changed_ph:
+                self._settled = self._epoch
                 return
             components = list(shown_now)
             if self._buffered_start and sid not in self._started:
@@ -1457,6 +1494,7 @@ class StreamParser:
                 shown.add(pid)
             if not dup:
                 self._ph_synced = (sid, extras)
+            self._settled = self._epoch
         except ValueError as exc:
             text = str(exc)
             if "Circular" in text or "Self-reference" in text or "recursion" in text.lower() or check_root:
