@@ -310,6 +310,9 @@ class StreamParser:
         self._fast_scan = True  # False: the general text and character loops, every close parsed
         # id(open frame) -> (frame, cid, healed text): its component as last accepted (``_same_as_shown``).
         self._healed: dict[int, tuple[list[Any], Any, str]] = {}
+        # (array frame, id, exact text) of each component closed directly in an array of the current
+        # top-level object, in order (``_element_texts``).
+        self._elements: list[tuple[list[Any], Any, str]] = []
 
     # =================================================================================================
     # Text level.
@@ -384,6 +387,7 @@ class StreamParser:
         self._reset_terms()
         self._sniff_due = True
         self._healed = {}
+        self._elements = []
 
     # =================================================================================================
     # JSON level: one pass over the block text.
@@ -883,6 +887,8 @@ class StreamParser:
                 self._sniff_due = True
             self._found_json = True
             self._raw[healed[1]] = text
+            if stack and stack[-1][0] == "[":
+                self._elements.append((stack[-1], healed[1], text))
             if stack and not (self._in_top and len(stack) == 1):
                 self._close_dirty = True  # changed: the raw text (same parse) and the buffer
             else:  # a top-level object: the buffer is cut below, which may change what a sniff finds
@@ -901,10 +907,13 @@ class StreamParser:
             is_top = not stack or (self._in_top and len(stack) == 1 and stack[0][0] == "[")
             if is_comp:
                 self._handle_partial_component(obj, text)
+                if stack and stack[-1][0] == "[":
+                    self._elements.append((stack[-1], obj["id"], text))
             elif is_top or is_protocol:
-                if not self._handle_complete(obj, parts):
+                if not self._handle_complete(obj, parts, (start, text) if is_top else None):
                     self._yield_messages([obj], parts)
         if not stack or (self._in_top and len(stack) == 1):
+            self._elements.clear()
             if len(stack) == 1 and stack[0][0] == "[":
                 # The consumed object is the buffer's tail: cut it off.
                 if start >= 0:
@@ -1085,11 +1094,41 @@ class StreamParser:
         self._sole_memo = (cid, comp, path, field)
         return field, list_at(comp, path)
 
-    def _handle_complete(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
+    def _handle_complete(
+        self, obj: dict[str, Any], parts: list[ResponsePart], src: tuple[int, str] | None = None
+    ) -> bool:
+        """A complete message (``src``: the buffer position and exact text of a top-level one)."""
         self._epoch += 1
-        return self._complete_v09(obj, parts) if self._v09 else self._complete_v08(obj, parts)
+        return self._complete_v09(obj, parts, src) if self._v09 else self._complete_v08(obj, parts, src)
 
-    def _complete_v08(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
+    def _element_texts(self, comps: Any, src: tuple[int, str] | None) -> list[str] | None:
+        """The exact text each of the ``components`` of a complete top-level message was parsed from, when
+        that is proven (None otherwise): then re-setting a component already seen from that very text is
+        a string comparison (``_set_seen``) instead of two dumps.
+
+        Proof: the message's text holds ``"components"`` once and no ``\\u`` escape (so no other spelling
+        of that key: its letters have no short escape), so the array right after it is the one
+        ``json.loads`` took. Every component closed directly in that array was recorded in order
+        (``_elements``); as many as the list holds, with the same ids, are all its elements in order.
+        """
+        if src is None or type(comps) is not list or not comps or not self._elements:
+            return None
+        start, text = src
+        if start < 0 or text.count('"components"') != 1 or "\\u" in text:
+            return None
+        m = _ARRAY_AFTER_KEY.match(text, text.index('"components"') + 12)
+        if m is None:
+            return None
+        pos = start + m.end() - 1  # the array's buffer position, where its frame opened
+        found = [(cid, t) for frame, cid, t in self._elements if frame[1] == pos and frame[0] == "["]
+        if len(found) != len(comps):
+            return None
+        for comp, (cid, _) in zip(comps, found):
+            if type(comp) is not dict or "id" not in comp or comp["id"] != cid:
+                return None
+        return [t for _, t in found]
+
+    def _complete_v08(self, obj: dict[str, Any], parts: list[ResponsePart], src: tuple[int, str] | None = None) -> bool:
         self._validator.validate(obj, strict_integrity=False)
         surface = obj.get("surfaceId", self._surface)
         if _SU in obj:
@@ -1134,9 +1173,11 @@ class StreamParser:
             return True
         if _SU in obj:
             self._add_msg_type(_SU)
-            for comp in obj[_SU].get("components", []):
+            comps = obj[_SU].get("components", [])
+            texts = self._element_texts(comps, src)
+            for i, comp in enumerate(comps):
                 if isinstance(comp, dict) and "id" in comp:
-                    self._set_seen(comp["id"], comp)
+                    self._set_seen(comp["id"], comp, texts[i] if texts is not None else None)
             self._yield_reachable(parts, check_root=True)
             return True
         if _DMU in obj:
@@ -1147,7 +1188,7 @@ class StreamParser:
         self._yield_messages([obj], parts)
         return True
 
-    def _complete_v09(self, obj: dict[str, Any], parts: list[ResponsePart]) -> bool:
+    def _complete_v09(self, obj: dict[str, Any], parts: list[ResponsePart], src: tuple[int, str] | None = None) -> bool:
         self._validator.validate(obj, strict_integrity=False)
         surface = obj.get("surfaceId", self._surface)
         if _UC in obj:
@@ -1178,9 +1219,11 @@ class StreamParser:
             self._add_msg_type(_UC)
             update = obj[_UC]
             self._set_root(update.get("root", self._root() or "root"))
-            for comp in update.get("components", []):
+            comps = update.get("components", [])
+            texts = self._element_texts(comps, src)
+            for i, comp in enumerate(comps):
                 if isinstance(comp, dict) and "id" in comp:
-                    self._set_seen(comp["id"], comp)
+                    self._set_seen(comp["id"], comp, texts[i] if texts is not None else None)
             self._yield_reachable(parts, check_root=True)
             return True
         if _DS in obj:
@@ -1834,6 +1877,9 @@ class StreamParser:
 # =====================================================================================================
 # Helpers.
 # =====================================================================================================
+
+# What stands between a key and its array value.
+_ARRAY_AFTER_KEY = re.compile(r"[ \t\n\r]*:[ \t\n\r]*\[")
 
 _VALUE_RES = {
     key: (
