@@ -272,7 +272,9 @@ class StreamParser:
         # (placeholder list, the list it was derived from, the ids appended): the first is part of the
         # second plus the third at its end, so what is known of all ids of the second (made, shown to a
         # surface, valid for it) only has to be found out for the third.
-        self._ph_derived: tuple[list[str], list[str], list[str]] | None = None
+        # The fourth element: the positions deleted from the second, one after the other, before the
+        # third was appended (so the placeholder components of the first follow from the second's).
+        self._ph_derived: tuple[list[str], list[str], list[str], list[int]] | None = None
         self._loading_ids = 0  # reachable components whose id looks like a placeholder id
         # (yielded ids, reach, its size, topology's grown list, its length then): reach <= yielded ids.
         self._covered: tuple[set[Any], set[Any], int, list[Any], int] | None = None
@@ -1361,6 +1363,10 @@ class StreamParser:
             self._set_seen(cid, comp, healed)
         except (ValueError, TypeError):  # as the general path takes it: nothing more for this object
             return True
+        # String ids put in a list add no depth, no call and no path: the limits verdict carries over.
+        limits = self._limits.get(before)
+        if limits is not None:
+            self._limits[healed] = limits
         self._topology_dirty = True
         self._healed[id(frame)] = (frame, cid, healed)
         self._list_tail = (frame, cid, healed, comp, path)
@@ -1512,7 +1518,16 @@ class StreamParser:
                 # component changes, i.e. at most chunks, instead of one look-up per placeholder.
                 cached = self._ph_list
                 if cached is None or cached[0] is not extras:
-                    cached = self._ph_list = (extras, list(map(self._ph_comp.__getitem__, extras)))
+                    d = self._ph_derived
+                    if cached is not None and d is not None and d[0] is extras and d[1] is cached[0]:
+                        # Derived from the cached list: the same deletions and appends on its components.
+                        comps = cached[1][:]
+                        for at in d[3]:
+                            del comps[at]
+                        comps += map(self._ph_comp.__getitem__, d[2])
+                    else:
+                        comps = list(map(self._ph_comp.__getitem__, extras))
+                    cached = self._ph_list = (extras, comps)
                 components.extend(cached[1])
             if self._v09:
                 message: dict[str, Any] = {"version": "v0.9", _UC: {"components": components, "surfaceId": sid}}
@@ -1582,10 +1597,15 @@ class StreamParser:
         """Children of ``cid`` arrived: swap their placeholders back (or rebuild when that is unsafe)."""
         shown, dump = self._proc.get(cid, (None, None))
         before = shown
+        removed: list[int] = []  # where each patch took its placeholder from the list before it
         for child in children:
             if shown is None:
                 break
             slots = len(shown.where().get(child, ())) if dump is not None else 0
+            try:
+                removed.append(shown.placeholders.index(f"loading_{child}"))  # the one patch_component removes
+            except ValueError:
+                pass  # then patch_component returns None: rebuilt below
             shown = patch_component(shown, child)
             if shown is not None and dump is not None:
                 dump = _patched_dump(dump, child, slots)
@@ -1596,7 +1616,7 @@ class StreamParser:
             dump = _dump_sorted(shown.comp)
         if before is not None and self._fast_scan:
             # Each patch copies the placeholder list less one id (``patch_component``).
-            self._ph_derived = (shown.placeholders, before.placeholders, [])
+            self._ph_derived = (shown.placeholders, before.placeholders, [], removed)
         if dump != self._proc[cid][1]:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
@@ -1665,7 +1685,10 @@ class StreamParser:
                     # The old list (or all of it but its last id) plus the newly missing children's.
                     placeholders = grown[0].placeholders
                     added = placeholders[len(placeholders) - len(grown[1]) :]
-                    self._ph_derived = (placeholders, old[0].placeholders, added)
+                    # ... when the old list's last id (a cut one) went away with its placeholder.
+                    base = old[0].placeholders
+                    cut = [len(base) - 1] if len(placeholders) - len(added) < len(base) else []
+                    self._ph_derived = (placeholders, base, added, cut)
                 self._store(cid, grown[0], old, grown[1])
                 return
         plain = False

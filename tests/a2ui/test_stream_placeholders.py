@@ -2,9 +2,9 @@
 
 When children arrive, their placeholders are patched out of the holder's list (``_apply_patches``); when
 a long child list grows, the new children's placeholders are appended to it (``grow_component``). The new
-list is then part of the old one plus some ids at its end (``_ph_derived``): what was established for
-all ids of the old list (their components made, all shown to the surface, all valid for it) is only
-found out for the appended ids. Likewise the ids already sent to a surface: its reachable set only grows
+list is then the old one with some positions deleted plus some ids at its end (``_ph_derived``): what
+was established for all ids of the old list (their components made, all shown to the surface, all valid
+for it) is only found out for the appended ids. Likewise the ids already sent to a surface: its reachable set only grows
 in place, so only the ids the topology added since (``Topology.grown``) are looked up.
 
 Checked here: the parts returned after every chunk equal the general path's, on the benchmark streams,
@@ -34,9 +34,14 @@ def _check_facts(parser: StreamParser) -> None:
     """What the shortcut takes for granted, checked against the parser's sets."""
     derived = parser._ph_derived
     if derived is not None:
-        new, old, added = derived
+        new, old, added, removed = derived
         assert set(new) <= set(old) | set(added)
         assert new[len(new) - len(added) :] == added
+        # Exactly the old list with those positions deleted in turn, then the added ids.
+        rebuilt = list(old)
+        for at in removed:
+            del rebuilt[at]
+        assert new == rebuilt + added
     synced = parser._ph_synced
     if synced is not None:
         assert set(synced[1]) <= parser._ph_shown.get(synced[0], set())
