@@ -28,6 +28,7 @@ from askgate.a2ui.stream_growth import (
 
 __all__ = [
     "CHILD_FIELDS",
+    "GROWTH_NAMES",
     "PlaceholderIds",
     "Processed",
     "acceptable_partial",
@@ -35,6 +36,7 @@ __all__ = [
     "has_empty_dict",
     "placeholder_body",
     "process_component",
+    "raw_allows_growth",
     "required_fields",
 ]
 
@@ -365,6 +367,24 @@ def patch_component(shown: Processed, child: Any) -> Processed | None:
     return Processed(comp, placeholders, missing, False, shown.shared, {}, [], where)
 
 
+#: Item texts that could change what ``raw_allows_growth`` counts, were they added to a list.
+GROWTH_NAMES = frozenset(CHILD_FIELDS) | {"path"}
+
+
+def raw_allows_growth(raw: str, path: tuple[Any, ...], v09: bool) -> bool:
+    """The text conditions of ``grow_component``: no escape, for v0.8 no data path, and each child field
+    name only as often as ``path`` holds it (so the list at ``path`` is the only child field).
+
+    Adding plain string items (no escape) that are none of ``GROWTH_NAMES`` to a list keeps the verdict.
+    """
+    if "\\u" in raw or (not v09 and '"path"' in raw):
+        return False
+    for name in CHILD_FIELDS:
+        if raw.count(f'"{name}"') != path.count(name):
+            return False
+    return True
+
+
 def grow_component(
     shown: Processed,
     src: Any,
@@ -374,6 +394,7 @@ def grow_component(
     v09: bool,
     pids: PlaceholderIds,
     growth: Any = UNKNOWN_GROWTH,
+    raw_checked: bool = False,
 ) -> tuple[Processed, list[Any]] | None:
     """``process_component(comp)`` derived from ``shown`` (= ``process_component(src)``, still current:
     no child of it arrived since), with the children that became missing; None when that is not safe.
@@ -382,8 +403,9 @@ def grow_component(
     no other child field (so that list is the only source of placeholders, in order), no escape, and for
     v0.8 no data path (those are rewritten elsewhere in the component). ``growth``:
     ``appended_strings(src, comp)`` when the caller already has it (it is O(list length)).
+    ``raw_checked``: ``raw_allows_growth(raw, path, v09)`` is known to hold for the growth's path.
     """
-    if shown.buffer_dependent or shown.shared or "\\u" in raw or (not v09 and '"path"' in raw):
+    if shown.buffer_dependent or shown.shared:
         return None
     if growth is UNKNOWN_GROWTH:
         growth = appended_strings(src, comp)
@@ -392,9 +414,8 @@ def grow_component(
     path, keep = growth
     if keep < GROWTH_MIN or path[-1] not in _LIST_FIELDS:
         return None
-    for name in CHILD_FIELDS:
-        if raw.count(f'"{name}"') != path.count(name):
-            return None
+    if not raw_checked and not raw_allows_growth(raw, path, v09):
+        return None
     before, written = list_at(shown.comp, path), list_at(src, path)
     if type(before) is not list or len(before) != len(written):
         return None

@@ -36,6 +36,7 @@ from askgate.a2ui.stream_components import (
     PlaceholderIds,
     Processed,
     acceptable_partial,
+    GROWTH_NAMES,
     grow_component,
     patch_component,
     placeholder_body,
@@ -296,6 +297,9 @@ class StreamParser:
         self._ph_dump: dict[str, str] = {}
         self._ph_list: tuple[list[str], list[dict[str, Any]]] | None = None  # (extras, their components)
         self._growth_memo: tuple[Any, Any, Any] | None = None  # (old, new, appended_strings(old, new))
+        # (cid, raw text, list path) for which ``raw_allows_growth`` holds (checked, or carried over by
+        # ``_take_grown_text`` when only plain ids that are no child field name were added).
+        self._raw_ok: tuple[Any, str, tuple[Any, ...]] | None = None
         # (cid, component, path, field): ``sole_list_field`` of that component with its list at path marked.
         self._sole_memo: tuple[Any, Any, Any, str] | None = None
         # (open frame, cid, healed text, component, path): the open component's long id list at ``path``
@@ -1351,6 +1355,7 @@ class StreamParser:
         if type(old_list) is not list or not old_list or old_list[-1] != items[-1]:
             self._list_tail = None
             return False
+        plain_names = GROWTH_NAMES.isdisjoint(items)  # none of them, nor the replaced one, is a field name
         del items[-1]  # the replaced last item
         self._list_tail = None
         if items == [old_list[-1]]:  # the same text: nothing new
@@ -1367,6 +1372,9 @@ class StreamParser:
         limits = self._limits.get(before)
         if limits is not None:
             self._limits[healed] = limits
+        ok = self._raw_ok
+        if plain_names and ok is not None and ok[0] == cid and ok[2] == path and ok[1] == before:
+            self._raw_ok = (cid, healed, path)
         self._topology_dirty = True
         self._healed[id(frame)] = (frame, cid, healed)
         self._list_tail = (frame, cid, healed, comp, path)
@@ -1679,8 +1687,13 @@ class StreamParser:
         ):
             memo = self._growth_memo  # held objects, never mutated: identity means the same pair
             known = memo[2] if memo is not None and memo[0] is src and memo[1] is comp else UNKNOWN_GROWTH
-            grown = grow_component(old[0], src, comp, raw, self._seen, self._v09, self._pids, known)
+            ok = self._raw_ok
+            path = known[0] if known is not UNKNOWN_GROWTH and known is not None else None
+            checked = ok is not None and path is not None and ok[0] == cid and ok[2] == path and ok[1] == raw
+            grown = grow_component(old[0], src, comp, raw, self._seen, self._v09, self._pids, known, checked)
             if grown is not None:
+                if path is not None:
+                    self._raw_ok = (cid, raw, path)
                 if self._fast_scan:
                     # The old list (or all of it but its last id) plus the newly missing children's.
                     placeholders = grown[0].placeholders

@@ -9,8 +9,8 @@
   component-like objects), which must also match the reference SDK.
 - The placeholder components of a placeholder list derived from the previous one (``_ph_list``) are
   derived too: always equal to looking each one up.
-- A long id list's limits verdict carries over when only string ids were added (``_limits``): always
-  equal to checking the text again.
+- A long id list's limits verdict carries over when only string ids were added (``_limits``), and so do
+  the text conditions of growing it in place (``_raw_ok``): always equal to checking the text again.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from askgate.a2ui import streaming
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.integrity import check_limits_and_paths
+from askgate.a2ui.stream_components import GROWTH_NAMES, raw_allows_growth
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_stream_shortcuts import _kind_switching_streams
 from tests.a2ui.test_streaming import _compare, _suite_streams
@@ -228,6 +229,9 @@ def _check_caches(parser: StreamParser) -> None:
         except ValueError:
             fresh = False
         assert verdict == fresh, raw
+    if parser._raw_ok is not None:
+        _, raw, path = parser._raw_ok
+        assert raw_allows_growth(raw, path, parser._v09)
 
 
 def _deep_list_response(depth: int, n: int) -> str:
@@ -244,10 +248,24 @@ def _deep_list_response(depth: int, n: int) -> str:
     return "<a2ui-json>" + json.dumps(messages, indent=1) + "</a2ui-json>"
 
 
+def _named_ids_response(n: int, names: list[str]) -> str:
+    """A v0.8 response whose root's id list holds child field names (and ``path``) among plain ids."""
+    kids = [names[i % len(names)] if i % 7 == 3 else f"k{i}" for i in range(n)]
+    kids = list(dict.fromkeys(kids))
+    root = {"id": "root", "component": {"Column": {"children": {"explicitList": kids}}}}
+    comps = [root] + [{"id": k, "component": {"Text": {"text": {"literalString": k}}}} for k in kids]
+    messages = [{"beginRendering": {"surfaceId": "s", "root": "root"}},
+                {"surfaceUpdate": {"surfaceId": "s", "components": comps}}]
+    return "<a2ui-json>" + json.dumps(messages, indent=1) + "</a2ui-json>"
+
+
 @settings(max_examples=examples(60), deadline=None)
-@given(st.sampled_from(["0.8", "0.9", "deep"]), st.integers(16, 60), st.integers(3, 45), st.integers(40, 50))
+@given(st.sampled_from(["0.8", "0.9", "deep", "named"]), st.integers(16, 60), st.integers(3, 45), st.integers(40, 50))
 def test_derived_caches_equal_recomputing_them(kind: str, n: int, size: int, depth: int) -> None:
-    if kind == "deep":
+    if kind == "named":
+        names = sorted(GROWTH_NAMES)
+        catalog, text = _CATALOGS["0.8"], _named_ids_response(n, names[depth % len(names) :] + names)
+    elif kind == "deep":
         catalog, text = _CATALOGS["0.8"], _deep_list_response(depth, n)
     else:
         catalog = _CATALOGS[kind]
@@ -266,15 +284,21 @@ def test_derived_caches_are_used_on_the_benchmark_stream() -> None:
     checked from its text only a few times while its id list grows over ~20 chunks."""
     catalog = _CATALOGS["0.8"]
     real = streaming._limits_trivially_ok
-    long_checks = []
+    real_growth = streaming.grow_component
+    long_checks, growth_checks = [], []
 
     def counted(raw: str) -> bool:
         if raw.count('"item_') > 16:
             long_checks.append(raw)
         return real(raw)
 
+    def growth(*args: Any) -> Any:
+        growth_checks.append(len(args) > 8 and args[8])
+        return real_growth(*args)
+
     derived = 0
-    with mock.patch.object(streaming, "_limits_trivially_ok", counted):
+    with mock.patch.object(streaming, "_limits_trivially_ok", counted), \
+            mock.patch.object(streaming, "grow_component", growth):
         parser = StreamParser(catalog)
         for chunk in chunked(llm_response(60, "0.8", catalog.catalog_id), 40):
             before = parser._ph_list
@@ -286,3 +310,4 @@ def test_derived_caches_are_used_on_the_benchmark_stream() -> None:
     grown = [raw for raw in parser._limits if raw.count('"item_') > 16]
     assert derived >= 40
     assert len(grown) >= 15 and len(long_checks) <= 4
+    assert len(growth_checks) >= 15 and sum(growth_checks) >= 15
