@@ -19,6 +19,7 @@ import json
 import random
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -101,18 +102,18 @@ def test_runs_are_taken_on_the_benchmark_stream() -> None:
     """The run path is the one the benchmark goes through (else the comparison above checks nothing)."""
     catalog = _CATALOGS["0.8"]
     text = llm_response(20, "0.8", catalog.catalog_id)
-    parser = StreamParser(catalog)
     taken = []
-    real = parser._scan_run
+    real = StreamParser._scan_run
 
-    def counted(s: str, i: int, parts: list[Any]) -> int:
-        end = real(s, i, parts)
+    def counted(self: StreamParser, s: str, i: int, parts: list[Any]) -> int:
+        end = real(self, s, i, parts)
         taken.append(end - i)
         return end
 
-    parser._scan_run = counted  # type: ignore[method-assign]
-    for i in range(0, len(text), 40):
-        parser.process_chunk(text[i : i + 40])
+    with mock.patch.object(StreamParser, "_scan_run", counted):
+        parser = StreamParser(catalog)
+        for i in range(0, len(text), 40):
+            parser.process_chunk(text[i : i + 40])
     assert sum(taken) > len(text) // 2
 
 
@@ -120,17 +121,17 @@ def test_closes_as_healed_are_not_parsed_again() -> None:
     """On the benchmark stream most components close exactly as last healed: those skip the parse."""
     catalog = _CATALOGS["0.8"]
     text = llm_response(20, "0.8", catalog.catalog_id)
-    parser = StreamParser(catalog)
     verdicts = []
-    real = parser._same_as_shown
+    real = StreamParser._same_as_shown
 
-    def counted(cid: Any, healed: str, closed: str) -> bool:
-        verdicts.append(real(cid, healed, closed))
+    def counted(self: StreamParser, cid: Any, healed: str, closed: str) -> bool:
+        verdicts.append(real(self, cid, healed, closed))
         return verdicts[-1]
 
-    parser._same_as_shown = counted  # type: ignore[method-assign]
-    for i in range(0, len(text), 40):
-        parser.process_chunk(text[i : i + 40])
+    with mock.patch.object(StreamParser, "_same_as_shown", counted):
+        parser = StreamParser(catalog)
+        for i in range(0, len(text), 40):
+            parser.process_chunk(text[i : i + 40])
     assert verdicts.count(True) >= 10
 
 
