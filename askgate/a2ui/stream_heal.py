@@ -23,8 +23,6 @@ _TOKENS = re.compile(r'\\.|["{}\[\]]', re.S)
 _BRACKETS = re.compile(r"[{}\[\]]")
 # Opening bracket -> its closer, for str.translate.
 _CLOSERS = str.maketrans("{[", "}]")
-# The key right before the colon that precedes the open string.
-_KEY_BEFORE_COLON = re.compile(r'"([^"]+)"\s*:\s*$')
 # A data-model entry's key, looked for in the last 200 characters before the open string.
 _DATA_KEY = re.compile(r'"key"\s*:\s*"([^"]+)"')
 _URL_PREFIXES = ("http://", "https://", "data:", "/")
@@ -130,22 +128,35 @@ def heal_fragment(fragment: str, scan: HealScan | None = None) -> str:
 
     if in_string:
         prefix = fixed[:last_open].rstrip()
-        if prefix.endswith(":"):
-            keys = _KEY_BEFORE_COLON.findall(prefix)
-            if keys:
-                key = keys[0]
+        if prefix[-1:] == ":":
+            key = _key_before_colon(prefix)
+            if key is not None:
                 if key not in CUTTABLE_KEYS:
                     return ""
                 if key == "valueString" and _is_url_value(fixed[last_open + 1 :], prefix):
                     return ""
         fixed += '"'
 
-    fixed = fixed.rstrip()
-    if fixed.endswith(","):
+    # ``fixed`` ends with a quote or, stripped above, with no whitespace.
+    if fixed[-1] == ",":
         fixed = fixed[:-1].rstrip()
     if openers:
         fixed += "".join(reversed(openers)).translate(_CLOSERS)
     return fixed
+
+
+def _key_before_colon(prefix: str) -> str | None:
+    """The key right before the colon ``prefix`` ends with (``prefix`` has no trailing whitespace): the
+    non-empty text between its last two quotes, when only whitespace separates the last one from the colon
+    (what the regular expression ``"([^"]+)"\\s*:\\s*$`` finds, without a scan of the whole prefix)."""
+    body = prefix[:-1].rstrip()
+    end = len(body) - 1
+    if end < 0 or body[end] != '"':
+        return None
+    start = body.rfind('"', 0, end)
+    if start < 0 or end - start < 2:
+        return None
+    return body[start + 1 : end]
 
 
 def _is_url_value(value: str, prefix: str) -> bool:

@@ -1750,15 +1750,21 @@ class StreamParser:
             self._touched.add(cid)
         self._proc[cid] = (shown, dump)
         self._out_dirty.add(cid)
-        registered = self._registered.get(cid)
-        if registered is None:
-            registered = self._registered[cid] = set()
         if fresh is None:
-            fresh = list(shown.missing - registered) if not registered.issuperset(shown.missing) else []
-        for child in fresh:
-            if child not in registered:
-                self._waiting.setdefault(child, set()).add(cid)
-                registered.add(child)
+            missing = shown.missing
+            if missing:
+                registered = self._registered.get(cid)
+                fresh = list(missing) if registered is None else list(missing - registered)
+            else:
+                fresh = missing  # empty: nothing to register
+        if fresh:
+            registered = self._registered.get(cid)
+            if registered is None:
+                registered = self._registered[cid] = set()
+            for child in fresh:
+                if child not in registered:
+                    self._waiting.setdefault(child, set()).add(cid)
+                    registered.add(child)
         if shown.placeholders:
             self._with_ph.add(cid)
         else:
@@ -1895,7 +1901,7 @@ class StreamParser:
         key = (sid, dump)
         verdict = self._verdicts.get(key)
         if verdict is None:
-            raw = None if shown.buffer_dependent or str(cid).startswith("loading_") else self._raw.get(cid)
+            raw = None if shown.buffer_dependent or str(cid)[:8] == "loading_" else self._raw.get(cid)
             verdict = self._single_ok(sid, shown.comp, raw)
             if len(self._verdicts) > 8192:
                 self._verdicts.clear()
@@ -1910,7 +1916,10 @@ class StreamParser:
         depth/path limits, which do not change when child ids are swapped for placeholders: that verdict
         is cached per raw component (``raw``).
         """
-        single = self._single(sid, comp)
+        if self._v09:
+            single: dict[str, Any] = {"version": "v0.9", _UC: {"components": [comp], "surfaceId": sid}}
+        else:
+            single = {_SU: {"surfaceId": sid, "components": [comp]}}
         if raw is None:
             return self._validator.is_valid_partial(single)
         if not self._schema_valid([single]):

@@ -6,10 +6,12 @@ must leave the same state after every growth step, and heal to the same text.
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askgate.a2ui.stream_heal import HealScan, heal_fragment
+from askgate.a2ui.stream_heal import HealScan, _key_before_colon, heal_fragment
 from tests.support.scale import examples
 
 _ALPHABET = st.sampled_from(list('{}[]"\\:, abn') + ['"text": "', '"id": "', '\\"', "\\\\", "\n  "])
@@ -49,3 +51,16 @@ def _copy(scan: HealScan) -> HealScan:
     out = HealScan()
     out.scanned, out.openers, out.in_string, out.last_open, out.skip = _state(scan)  # type: ignore[assignment]
     return out
+
+
+_KEY_BEFORE_COLON = re.compile(r'"([^"]+)"\s*:\s*$')  # the scan the look-back replaces
+
+
+@settings(max_examples=examples(3000), deadline=None)
+@given(st.lists(st.sampled_from(list('"ab:, \t\n\u00a0{\\') + ['"k"', '": ', '"text"']), max_size=20).map("".join))
+def test_key_before_colon_is_what_the_regex_finds(text: str) -> None:
+    prefix = (text + ":").rstrip()
+    if not prefix.endswith(":"):
+        return
+    keys = _KEY_BEFORE_COLON.findall(prefix)
+    assert _key_before_colon(prefix) == (keys[0] if keys else None)
