@@ -102,9 +102,14 @@ def _loads(text: str) -> Any:
     calls per chunk). Anything unusual (an error, a byte-order mark) goes to ``json.loads`` itself, so
     results and errors are exactly its own."""
     try:
-        obj, end = _scan_once(text, _space(text, 0).end())
-        if _space(text, end).end() == len(text) and not text.startswith("\ufeff"):
-            return obj
+        if text[:1] == "{":  # a healed or closed object: no leading space, no byte-order mark
+            obj, end = _scan_once(text, 0)
+            if end == len(text) or _space(text, end).end() == len(text):
+                return obj
+        else:
+            obj, end = _scan_once(text, _space(text, 0).end())
+            if _space(text, end).end() == len(text) and not text.startswith("\ufeff"):
+                return obj
     except StopIteration:
         pass
     return json.loads(text)
@@ -2080,7 +2085,14 @@ def _patched_dump(dump: str, child: Any, slots: int) -> str | None:
         return None
     pid = "loading_" + child
     token = encode_basestring_ascii(pid)
-    if len(token) != len(pid) + 2 or dump.count(token) != slots:
+    if len(token) != len(pid) + 2:
+        return None
+    if slots == 1:  # the usual case: one occurrence, found and proven alone in one pass over the dump
+        at = dump.find(token)
+        if at < 0 or dump.find(token, at + len(token)) >= 0:
+            return None
+        return dump[:at] + '"' + child + '"' + dump[at + len(token) :]
+    if dump.count(token) != slots:
         return None
     return dump.replace(token, '"' + child + '"')
 

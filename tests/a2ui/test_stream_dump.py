@@ -155,3 +155,27 @@ def test_list_text_is_the_encoders(items: list[str]) -> None:
         assert text == dump_sorted(items)
     if items and all(t.isascii() and t.isprintable() and '"' not in t and "\\" not in t for t in items):
         assert text is not None
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", "loading_a", "loading_b", "x loading_a", '"', "é"]), max_size=8),
+    st.sampled_from(["a", "b", 'q"', "é"]),
+    st.lists(st.integers(0, 8), max_size=3),
+)
+def test_patched_dump_is_the_sorted_dump_of_the_patched_component(
+    ids: list[str], child: str, slots_at: list[int]
+) -> None:
+    """Swapping a child's placeholder back in the dump text (``_patched_dump``, one occurrence found and
+    proven alone, or several counted) gives the patched component's sorted dump, or None."""
+    before, after = list(ids), list(ids)
+    places = sorted({i for i in slots_at if i <= len(ids)}, reverse=True)
+    for i in places:
+        before.insert(i, "loading_" + child)
+        after.insert(i, child)
+    comp = lambda items: {"id": "r", "component": {"Column": {"children": {"explicitList": items}}}}  # noqa: E731
+    patched = streaming._patched_dump(dump_sorted(comp(before)), child, len(places))
+    if patched is not None:
+        assert patched == dump_sorted(comp(after))
+    elif places and child.isascii() and child.isalpha() and ("loading_" + child) not in " ".join(ids):
+        raise AssertionError("a plain id placed alone must be patched in the text")
