@@ -49,8 +49,9 @@ class HealScan:
         start = self.scanned
         if start >= len(text):
             return
-        if not self.skip and "\\" not in text[start:]:
-            self._advance_plain(text, start)
+        new = text[start:]
+        if not self.skip and "\\" not in new:
+            self._advance_plain(text, start, new)
         else:
             self._advance_tokens(text)
 
@@ -85,11 +86,11 @@ class HealScan:
         self.skip = text.endswith("\\") and end - 1 >= start and last_escape_end != end
         self.scanned = len(text)
 
-    def _advance_plain(self, text: str, start: int) -> None:
+    def _advance_plain(self, text: str, start: int, new: str | None = None) -> None:
         """:meth:`advance` over new text without a backslash: every quote toggles, so the text splits at
         quotes into pieces alternately outside and inside strings, and only the brackets of the outside
         pieces (in order) move the stack. Same result as the token loop, in a few C-level passes."""
-        pieces = text[start:].split('"')
+        pieces = (text[start:] if new is None else new).split('"')
         quotes = len(pieces) - 1
         outside = pieces[1::2] if self.in_string else pieces[0::2]
         openers = self.openers

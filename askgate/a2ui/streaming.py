@@ -151,7 +151,8 @@ class _Buffer:
 
     def from_(self, pos: int) -> str:
         """``text[pos:]`` with Python slice semantics."""
-        pos = self._norm(pos)
+        if pos < 0:
+            pos = max(0, self.length + pos)
         if pos >= self.length:
             return ""
         i = bisect_right(self.starts, pos) - 1
