@@ -1602,18 +1602,27 @@ class StreamParser:
 
     def _refresh(self, reach: set[Any]) -> list[str]:
         """Bring the shown form of every reachable component up to date; return the placeholder ids."""
-        todo = (self._stale & reach) | (self._bufdep & reach)
-        for cid in todo:
-            self._reprocess(cid, self._patches.pop(cid, None) is not None)
-        self._stale -= todo
+        stale, bufdep = self._stale, self._bufdep
+        if stale or bufdep:
+            todo = (stale & reach) | (bufdep & reach) if bufdep else stale & reach
+            for cid in todo:
+                self._reprocess(cid, self._patches.pop(cid, None) is not None)
+            stale -= todo
         if self._patches:
             for cid in [c for c in self._patches if c in reach]:
                 self._apply_patches(cid, self._patches.pop(cid))
-        if not self._with_ph:
+        with_ph = self._with_ph
+        if not with_ph:
             return []
-        holders = self._with_ph & reach
-        if not holders:
-            return []
+        if len(with_ph) == 1:  # the usual holder, a root with a long list: no intersection set
+            for holder in with_ph:
+                if holder not in reach:
+                    return []
+            holders: Any = with_ph
+        else:
+            holders = with_ph & reach
+            if not holders:
+                return []
         if len(holders) == 1:
             extras = self._proc[next(iter(holders))][0].placeholders
         else:
