@@ -15,6 +15,7 @@ chunks:
 
 from __future__ import annotations
 
+from bisect import insort_left
 from collections import Counter
 from typing import Any, Mapping
 
@@ -159,7 +160,7 @@ class Topology:
                         return
                     pending.append((ref, d + 1))
         for node in added:
-            _insort(self.sorted_reach, node)
+            insort_left(self.sorted_reach, node)  # the C binary search: the same ``<`` comparisons
             self.added.append(node)
 
     # ---- queries --------------------------------------------------------------------------------
@@ -242,13 +243,3 @@ def _counts(items: list[Any]) -> dict[Any, int]:
         out[item] = out.get(item, 0) + 1
     return out
 
-
-def _insort(items: list[Any], value: Any) -> None:
-    lo, hi = 0, len(items)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if items[mid] < value:
-            lo = mid + 1
-        else:
-            hi = mid
-    items.insert(lo, value)

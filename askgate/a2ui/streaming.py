@@ -33,10 +33,10 @@ from askgate.a2ui.integrity import check_limits_and_paths, component_ref_fields
 from askgate.a2ui.parts import ResponsePart
 from askgate.a2ui.stream_components import (
     CHILD_FIELDS,
+    GROWTH_NAMES,
     PlaceholderIds,
     Processed,
     acceptable_partial,
-    GROWTH_NAMES,
     grow_component,
     patch_component,
     placeholder_body,
@@ -294,11 +294,10 @@ class StreamParser:
         self._extras_seen: Any = None  # the last placeholder list whose components exist
         self._ph_synced: tuple[Any, Any] | None = None  # (sid, placeholder list) all shown to sid as is
         self._ph_valid: tuple[Any, Any] | None = None  # (sid, placeholder list) all known valid for sid
-        # (placeholder list, the list it was derived from, the ids appended): the first is part of the
-        # second plus the third at its end, so what is known of all ids of the second (made, shown to a
-        # surface, valid for it) only has to be found out for the third.
-        # The fourth element: the positions deleted from the second, one after the other, before the
-        # third was appended (so the placeholder components of the first follow from the second's).
+        # (placeholder list, the list it was derived from, the ids appended, the positions deleted): the
+        # first is the second with those positions deleted one after the other, then the third appended,
+        # so what is known of all ids of the second (made, shown to a surface, valid for it) only has to be
+        # found out for the third, and the placeholder components of the first follow from the second's.
         self._ph_derived: tuple[list[str], list[str], list[str], list[int]] | None = None
         self._loading_ids = 0  # reachable components whose id looks like a placeholder id
         # (yielded ids, reach, its size, topology's grown list, its length then): reach <= yielded ids.
