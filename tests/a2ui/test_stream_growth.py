@@ -20,21 +20,14 @@ from askgate.a2ui import streaming
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.stream_growth import appended_strings
 from askgate.a2ui.streaming import StreamParser
-from tests.support.a2ui_streams import chunked, cut_at
+from tests.support.a2ui_streams import chunked, cut_at, part_records
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
 
 
 def _records(catalog: A2uiCatalog, chunks: list[str]) -> list[Any]:
-    parser = StreamParser(catalog)
-    out = []
-    for chunk in chunks:
-        try:
-            out.append(json.dumps([[p.text, p.a2ui_json] for p in parser.process_chunk(chunk)], sort_keys=True))
-        except ValueError as exc:
-            out.append(f"error: {exc}")
-    return out
+    return part_records(catalog, chunks)
 
 
 @st.composite

@@ -37,6 +37,7 @@ from tests.support.a2ui_streams import (
     chunked,
     cut_at,
     llm_response,
+    part_records,
     random_chunks,
     reference_run,
 )
@@ -47,18 +48,7 @@ _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
 
 def _trace(catalog: A2uiCatalog, chunks: list[str]) -> list[Any]:
     """The parts (or error) after every chunk, and the seen components as JSON text."""
-    parser = StreamParser(catalog)
-    out: list[Any] = []
-    for chunk in chunks:
-        try:
-            parts = parser.process_chunk(chunk)
-            out.append(json.dumps([[p.text, p.a2ui_json] for p in parts], sort_keys=True))
-        except ValueError as exc:
-            out.append(f"error: {exc}")
-            parser = StreamParser(catalog)
-            continue
-        out.append(json.dumps(list(parser._seen.items())))
-    return out
+    return part_records(catalog, chunks, state=lambda parser: json.dumps(list(parser._seen.items())), restart=True)
 
 
 def _without_settled(catalog: A2uiCatalog, chunks: list[str]) -> list[Any]:
@@ -125,10 +115,11 @@ def test_settled_skip_changes_nothing_on_generated_streams(stream: tuple[str, li
 
 def test_element_texts_are_used_on_the_benchmark_streams() -> None:
     for version, catalog in _CATALOGS.items():
-        found = []
-        real = StreamParser._element_texts
+        found: list[Any] = []
 
-        def recorded(self: StreamParser, comps: Any, src: Any) -> Any:
+        def recorded(
+            self: StreamParser, comps: Any, src: Any, found: list[Any] = found, real: Any = StreamParser._element_texts
+        ) -> Any:
             found.append(real(self, comps, src))
             return found[-1]
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_streaming import _suite_streams
-from tests.support.a2ui_streams import chunked, cut_at, llm_response, random_chunks
+from tests.support.a2ui_streams import chunked, cut_at, llm_response, part_records, random_chunks
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
@@ -57,20 +57,7 @@ def _state(parser: StreamParser) -> Any:
 
 
 def _trace(catalog: A2uiCatalog, chunks: list[str], fast: bool) -> list[Any]:
-    parser = StreamParser(catalog)
-    parser._fast_scan = fast
-    out = []
-    for chunk in chunks:
-        try:
-            parts = parser.process_chunk(chunk)
-            out.append(json.dumps([[p.text, p.a2ui_json] for p in parts], sort_keys=True))
-        except ValueError as exc:
-            out.append(f"error: {exc}")
-            parser = StreamParser(catalog)  # an error leaves no defined state: start over
-            parser._fast_scan = fast
-            continue
-        out.append(_state(parser))
-    return out
+    return part_records(catalog, chunks, fast=fast, state=_state, restart=True)
 
 
 def _assert_same(catalog: A2uiCatalog, chunks: list[str], label: str = "") -> None:

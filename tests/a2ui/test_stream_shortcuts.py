@@ -28,7 +28,7 @@ from askgate.a2ui.stream_growth import UNKNOWN_GROWTH, appended_strings
 from askgate.a2ui.stream_heal import heal_fragment
 from askgate.a2ui.streaming import StreamParser
 from tests.a2ui.test_streaming import _suite_streams
-from tests.support.a2ui_streams import chunked, cut_at, llm_response, random_chunks
+from tests.support.a2ui_streams import chunked, cut_at, llm_response, part_records, random_chunks
 from tests.support.scale import examples
 
 _CATALOGS = {v: A2uiCatalog.basic(v) for v in ("0.8", "0.9")}
@@ -42,15 +42,7 @@ def _always_sniff(self: StreamParser, s: str, parts: list[Any]) -> None:
 
 
 def _records(catalog: A2uiCatalog, chunks: list[str]) -> list[str]:
-    parser = StreamParser(catalog)
-    out = []
-    for chunk in chunks:
-        try:
-            parts = parser.process_chunk(chunk)
-            out.append(json.dumps([[p.text, p.a2ui_json] for p in parts], sort_keys=True))
-        except ValueError as exc:
-            out.append(f"error: {exc}")
-    return out
+    return part_records(catalog, chunks)
 
 
 def _both(catalog: A2uiCatalog, chunks: list[str]) -> tuple[list[str], list[str]]:

@@ -13,7 +13,7 @@ import hashlib
 import json
 import random
 import time
-from typing import Any
+from typing import Any, Callable
 
 from askgate.a2ui.catalog import A2uiCatalog
 from askgate.a2ui.streaming import StreamParser
@@ -25,6 +25,7 @@ __all__ = [
     "catalog_json",
     "chunked",
     "llm_response",
+    "part_records",
     "random_chunks",
     "reference_run",
 ]
@@ -93,6 +94,40 @@ def askgate_run(catalog: A2uiCatalog, chunks: list[str], digest: bool = False) -
         spent += time.process_time() - t0
         records.append(_record(parts, error, digest))
     return {"records": records, "seconds": spent, "timed_out": False}
+
+
+def part_records(
+    catalog: A2uiCatalog,
+    chunks: list[str],
+    *,
+    fast: bool = True,
+    state: Callable[[StreamParser], Any] | None = None,
+    restart: bool = False,
+) -> list[Any]:
+    """What a fresh :class:`StreamParser` returns after every chunk: the parts as sorted JSON, or
+    ``"error: <message>"``; each followed by ``state(parser)`` when given. ``fast``: the parser's shortcuts
+    (``_fast_scan``). ``restart``: after an error the parser starts over (an error leaves no defined state)
+    instead of taking the next chunk."""
+
+    def fresh() -> StreamParser:
+        parser = StreamParser(catalog)
+        parser._fast_scan = fast
+        return parser
+
+    parser = fresh()
+    out: list[Any] = []
+    for chunk in chunks:
+        try:
+            parts = parser.process_chunk(chunk)
+        except ValueError as exc:
+            out.append(f"error: {exc}")
+            if restart:
+                parser = fresh()
+            continue
+        out.append(json.dumps([[p.text, p.a2ui_json] for p in parts], sort_keys=True))
+        if state is not None:
+            out.append(state(parser))
+    return out
 
 
 def reference_run(jobs: list[dict[str, Any]], timeout: float = 900) -> list[dict[str, Any]]:
