@@ -1130,6 +1130,13 @@ class StreamParser:
         self._epoch += 1
         return self._complete_v09(obj, parts, src) if self._v09 else self._complete_v08(obj, parts, src)
 
+    def _set_components(self, comps: Any, src: tuple[int, str] | None) -> None:
+        """Take the components of a complete update as the latest versions of their ids."""
+        texts = self._element_texts(comps, src)
+        for i, comp in enumerate(comps):
+            if isinstance(comp, dict) and "id" in comp:
+                self._set_seen(comp["id"], comp, texts[i] if texts is not None else None)
+
     def _element_texts(self, comps: Any, src: tuple[int, str] | None) -> list[str] | None:
         """The exact text each of the ``components`` of a complete top-level message was parsed from, when
         that is proven (None otherwise): then re-setting a component already seen from that very text is
@@ -1204,11 +1211,7 @@ class StreamParser:
             return True
         if _SU in obj:
             self._add_msg_type(_SU)
-            comps = obj[_SU].get("components", [])
-            texts = self._element_texts(comps, src)
-            for i, comp in enumerate(comps):
-                if isinstance(comp, dict) and "id" in comp:
-                    self._set_seen(comp["id"], comp, texts[i] if texts is not None else None)
+            self._set_components(obj[_SU].get("components", []), src)
             self._yield_reachable(parts, check_root=True)
             return True
         if _DMU in obj:
@@ -1252,11 +1255,7 @@ class StreamParser:
             self._add_msg_type(_UC)
             update = obj[_UC]
             self._set_root(update.get("root", self._root() or "root"))
-            comps = update.get("components", [])
-            texts = self._element_texts(comps, src)
-            for i, comp in enumerate(comps):
-                if isinstance(comp, dict) and "id" in comp:
-                    self._set_seen(comp["id"], comp, texts[i] if texts is not None else None)
+            self._set_components(update.get("components", []), src)
             self._yield_reachable(parts, check_root=True)
             return True
         if _DS in obj:
@@ -1613,15 +1612,10 @@ class StreamParser:
         with_ph = self._with_ph
         if not with_ph:
             return []
-        if len(with_ph) == 1:  # the usual holder, a root with a long list: no intersection set
-            for holder in with_ph:
-                if holder not in reach:
-                    return []
-            holders: Any = with_ph
-        else:
-            holders = with_ph & reach
-            if not holders:
-                return []
+        # The usual holder is one root with a long list: then no intersection set is built.
+        holders = with_ph if len(with_ph) == 1 and not with_ph.isdisjoint(reach) else with_ph & reach
+        if not holders:
+            return []
         if len(holders) == 1:
             extras = self._proc[next(iter(holders))][0].placeholders
         else:
@@ -1649,7 +1643,7 @@ class StreamParser:
             try:
                 removed.append(shown.placeholders.index(f"loading_{child}"))  # the one patch_component removes
             except ValueError:
-                pass  # then patch_component returns None: rebuilt below
+                pass  # not in the list: patch_component cannot remove it either (no derivation follows)
             shown = patch_component(shown, child)
             if shown is not None and dump is not None:
                 dump = _patched_dump(dump, child, slots)
@@ -1902,9 +1896,6 @@ class StreamParser:
                         return False
         return True
 
-    def _single(self, sid: Any, comp: dict[str, Any]) -> dict[str, Any]:
-        return self._message(sid, [comp])
-
     def _message(self, sid: Any, comps: list[Any]) -> dict[str, Any]:
         if self._v09:
             return {"version": "v0.9", _UC: {"components": comps, "surfaceId": sid}}
@@ -1930,10 +1921,7 @@ class StreamParser:
         depth/path limits, which do not change when child ids are swapped for placeholders: that verdict
         is cached per raw component (``raw``).
         """
-        if self._v09:
-            single: dict[str, Any] = {"version": "v0.9", _UC: {"components": [comp], "surfaceId": sid}}
-        else:
-            single = {_SU: {"surfaceId": sid, "components": [comp]}}
+        single = self._message(sid, [comp])
         if raw is None:
             return self._validator.is_valid_partial(single)
         if not self._schema_valid([single]):
